@@ -1,0 +1,496 @@
+// ncclz-codec-bench: ratio, throughput and error of the device codec on real and generated inputs,
+// with a device-to-device copy as the memory roofline. It prints figures; it is not a test, but it
+// exits 1 when a decoded value breaks its bound (or a decode fails), 2 on any other error.
+//
+//   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
+//                     [--seed S] [--json FILE] [--quick]
+//
+// Sizes are MiB (2^20 B); throughput is GB/s (1e9 B/s) of input bytes, and its percent is of the
+// copy roofline (bytes read + written per second), so 100% is out of reach for any codec.
+#include <ncclz/ncclz.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+
+// The absolute bound every decoded value keeps sits at bytes 40..48 of the chunk header.
+static_assert(offsetof(ncclz::format::chunk_header, error_bound) == 40);
+
+constexpr int kWarmups = 3;
+constexpr double kMiB = 1024.0 * 1024.0;
+
+struct Options {
+  std::string data, json;
+  std::vector<double> bounds{1e-2, 1e-3, 1e-4};
+  int runs = 20;
+  std::size_t size_mb = 256;
+  std::uint64_t seed = 0;
+  bool seed_given = false;
+};
+
+struct Timing {  // milliseconds; 0: not measured
+  double med_ms = 0, min_ms = 0;
+};
+
+struct Row {
+  std::string input, dtype, coder, failure;  // failure: decode error, eb mismatch, unstable size
+  bool small = false;
+  std::size_t count = 0, bytes = 0;
+  std::uint64_t chunk_bytes = 0, abs_chunk_bytes = 0, violations = 0;
+  double bound = 0, eb = 0, eb_host = 0, max_err = 0;
+  Timing comp, decomp, comp_abs;
+};
+
+struct Context {
+  cudaStream_t stream = nullptr;
+  cudaEvent_t start = nullptr, stop = nullptr;
+  int runs = 0;
+  double roof_gbps = 0;  // bytes read + written per ns
+};
+
+// --- timing -------------------------------------------------------------------------------------
+
+/// Times op() with events on the stream: kWarmups untimed runs, then c.runs timed ones; after()
+/// runs after each, outside the timed region.
+template <class Op, class After>
+Timing time_op(const Context& c, Op&& op, After&& after) {
+  std::vector<double> ms;
+  for (int i = 0; i < kWarmups + c.runs; ++i) {
+    NCCLZ_CUDA_TRY(cudaEventRecord(c.start, c.stream));
+    op();
+    NCCLZ_CUDA_TRY(cudaEventRecord(c.stop, c.stream));
+    NCCLZ_CUDA_TRY(cudaEventSynchronize(c.stop));
+    float t = 0;
+    NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t, c.start, c.stop));
+    if (i >= kWarmups) ms.push_back(t);
+    after();
+  }
+  std::sort(ms.begin(), ms.end());
+  const std::size_t m = ms.size();
+  return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), ms.front()};
+}
+
+double gbps(std::size_t bytes, double ms) { return ms > 0 ? double(bytes) / (ms * 1e6) : 0.0; }
+
+// --- buffers ------------------------------------------------------------------------------------
+
+/// Every device buffer one input needs, allocated once and reused by every bound, codec and run.
+template <class T>
+struct DeviceBuffers {
+  std::size_t n, cap, ws_bytes;
+  T* in = nullptr;
+  T* out = nullptr;
+  void* chunk = nullptr;
+  void* ws = nullptr;
+  std::uint64_t* size = nullptr;
+  explicit DeviceBuffers(const std::vector<T>& host)
+      : n(host.size()), cap(ncclz::max_compressed_bytes<T>(n)), ws_bytes(ncclz::device::workspace_bytes<T>(n)) {
+    NCCLZ_CUDA_TRY(cudaMalloc(&in, n * sizeof(T)));
+    NCCLZ_CUDA_TRY(cudaMalloc(&out, n * sizeof(T)));
+    NCCLZ_CUDA_TRY(cudaMalloc(&chunk, cap));
+    NCCLZ_CUDA_TRY(cudaMalloc(&ws, ws_bytes));
+    NCCLZ_CUDA_TRY(cudaMalloc(&size, sizeof(std::uint64_t)));
+    NCCLZ_CUDA_TRY(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+    NCCLZ_CUDA_TRY(cudaDeviceSynchronize());  // a pageable copy may return before its DMA ends
+  }
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+  ~DeviceBuffers() {
+    for (void* p : {static_cast<void*>(in), static_cast<void*>(out), chunk, ws, static_cast<void*>(size)})
+      NCCLZ_CUDA_TRY_NO_THROW(cudaFree(p));
+  }
+};
+
+/// max - min of the finite values, in double (what RelBound multiplies the bound by).
+template <class T>
+double finite_range(const std::vector<T>& v) {
+  T lo = std::numeric_limits<T>::infinity(), hi = -lo;
+  for (const T x : v)
+    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  return hi >= lo ? double(hi) - double(lo) : 0.0;
+}
+
+// --- one (input, bound, codec) case -------------------------------------------------------------
+
+template <class RelC, class AbsC, class T>
+Row run_case(const Context& c, const std::string& name, bool small, const std::vector<T>& host, std::vector<T>& back,
+             DeviceBuffers<T>& d, double rel, double range) {
+  Row r;
+  r.input = name, r.dtype = sizeof(T) == 4 ? "f32" : "f64", r.coder = RelC::coder::name, r.small = small;
+  r.count = d.n, r.bytes = d.n * sizeof(T), r.bound = rel, r.eb_host = rel * range;
+  const cudaStream_t s = c.stream;
+
+  // Chunk sizes must not change between runs on the same input: a change means a race.
+  std::uint64_t seen = 0;
+  auto track_size = [&] {
+    std::uint64_t v = 0;
+    NCCLZ_CUDA_TRY(cudaMemcpy(&v, d.size, sizeof v, cudaMemcpyDeviceToHost));
+    if (seen != 0 && v != seen) r.failure = "chunk size changed between runs (race?)";
+    seen = v;
+  };
+  if (r.eb_host > 0) {  // the same absolute bound without the range pass
+    r.comp_abs = time_op(c, [&] {
+      ncclz::device::compress<AbsC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, r.eb_host, s);
+    }, track_size);
+    r.abs_chunk_bytes = seen;
+    seen = 0;
+  }
+  r.comp = time_op(c, [&] {
+    ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, rel, s);
+  }, track_size);
+  r.chunk_bytes = seen;
+  r.decomp = time_op(c, [&] {
+    ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s);
+  }, [] {});
+
+  // Correctness: decode into a poisoned output (0xFF.. is NaN), check every element in double.
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d.out, 0xFF, r.bytes, s));
+  ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s);
+  try {
+    ncclz::device::throw_if_decode_failed(d.ws, s);
+  } catch (const ncclz::format_error& e) {
+    r.failure = e.what();
+  }
+  ncclz::format::chunk_header h{};
+  NCCLZ_CUDA_TRY(cudaMemcpy(&h, d.chunk, sizeof h, cudaMemcpyDeviceToHost));
+  NCCLZ_CUDA_TRY(cudaMemcpy(back.data(), d.out, r.bytes, cudaMemcpyDeviceToHost));
+  r.eb = h.error_bound;
+  if (r.failure.empty() && r.eb != r.eb_host) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "header error_bound %.17g != bound * host range %.17g", r.eb, r.eb_host);
+    r.failure = msg;
+  }
+  for (std::size_t i = 0; i < d.n; ++i) {
+    const double x = host[i], y = back[i];
+    if (std::isnan(x)) {
+      r.violations += !std::isnan(y);
+      continue;
+    }
+    const double e = x == y ? 0.0 : std::fabs(x - y);
+    if (e <= r.eb) r.max_err = std::max(r.max_err, e);
+    else ++r.violations;  // also y NaN (unwritten) where x is not
+  }
+  return r;
+}
+
+// --- output -------------------------------------------------------------------------------------
+
+std::string cell(const Context& c, std::size_t bytes, Timing t) {
+  if (t.med_ms <= 0) return "-";
+  const double g = gbps(bytes, t.med_ms);
+  char b[40];
+  std::snprintf(b, sizeof b, "%.1f %3.0f%%", g, 100.0 * g / c.roof_gbps);
+  return b;
+}
+
+void print_row(const Context& c, const Row& r) {
+  const std::string name = r.input + (r.small ? "*" : "");
+  const double ratio = r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0;
+  std::printf("%-34s %8.2f %7.0e %8.2f %13s %13s %13s %10.3e %10.3e %5llu\n", name.c_str(), r.bytes / kMiB, r.bound,
+              ratio, cell(c, r.bytes, r.comp).c_str(), cell(c, r.bytes, r.decomp).c_str(),
+              cell(c, r.bytes, r.comp_abs).c_str(), r.max_err, r.eb, static_cast<unsigned long long>(r.violations));
+  if (!r.failure.empty()) std::printf("  !! %s: %s\n", r.input.c_str(), r.failure.c_str());
+  std::fflush(stdout);
+}
+
+std::string jstr(const std::string& s) {
+  std::string o = "\"";
+  for (const char ch : s) {
+    if (ch == '"' || ch == '\\') o += {'\\', ch};
+    else if (static_cast<unsigned char>(ch) < 0x20) o += ' ';
+    else o += ch;
+  }
+  return o + "\"";
+}
+
+std::string jnum(double v) {
+  if (!std::isfinite(v)) return "null";
+  char b[40];
+  std::snprintf(b, sizeof b, "%.10g", v);
+  return b;
+}
+
+std::string jtiming(const Context& c, const char* key, std::size_t bytes, Timing t) {
+  const std::string k = std::string(", \"") + key;
+  if (t.med_ms <= 0) return k + "_ms_median\": null";
+  const double g = gbps(bytes, t.med_ms);
+  return k + "_ms_median\": " + jnum(t.med_ms) + k + "_ms_min\": " + jnum(t.min_ms) + k + "_gbps_median\": " + jnum(g) +
+         k + "_gbps_best\": " + jnum(gbps(bytes, t.min_ms)) + k + "_pct_roofline\": " + jnum(100.0 * g / c.roof_gbps);
+}
+
+void write_json(const std::string& path, const Context& c, const std::vector<std::string>& head, const std::vector<Row>& rows) {
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  f << "[\n";
+  for (const std::string& h : head) f << "  " << h << ",\n";
+  for (std::size_t i = 0; i < rows.size(); ++i) {
+    const Row& r = rows[i];
+    f << "  {\"kind\": \"codec\", \"input\": " << jstr(r.input) << ", \"small_input\": " << (r.small ? "true" : "false")
+      << ", \"dtype\": " << jstr(r.dtype) << ", \"coder\": " << jstr(r.coder) << ", \"count\": " << r.count
+      << ", \"bytes\": " << r.bytes << ", \"bound\": " << jnum(r.bound) << ", \"chunk_bytes\": " << r.chunk_bytes
+      << ", \"abs_chunk_bytes\": " << r.abs_chunk_bytes
+      << ", \"ratio\": " << jnum(r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0)
+      << jtiming(c, "comp", r.bytes, r.comp) << jtiming(c, "decomp", r.bytes, r.decomp)
+      << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << ", \"max_err\": " << jnum(r.max_err)
+      << ", \"eb\": " << jnum(r.eb) << ", \"eb_host\": " << jnum(r.eb_host) << ", \"violations\": " << r.violations
+      << ", \"failure\": " << (r.failure.empty() ? "null" : jstr(r.failure)) << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
+  }
+  f << "]\n";
+  if (!f) throw std::runtime_error("error writing " + path);
+}
+
+// --- inputs -------------------------------------------------------------------------------------
+
+struct Field {
+  std::string name;
+  std::vector<float> values;
+};
+
+/// Every DIR/*.f32 named in DIR/MANIFEST.tsv (first column), or every DIR/*.f32 without one.
+std::vector<Field> load_fields(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  if (std::ifstream m(fs::path(dir) / "MANIFEST.tsv"); m) {
+    for (std::string line; std::getline(m, line);) {
+      const std::string file = line.substr(0, line.find('\t'));
+      if (!file.empty() && file != "file") files.push_back(file);
+    }
+  } else {
+    for (const auto& e : fs::directory_iterator(dir))
+      if (e.path().extension() == ".f32") files.push_back(e.path().filename().string());
+    std::sort(files.begin(), files.end());
+  }
+  if (files.empty()) throw std::runtime_error("no .f32 fields in " + dir);
+  std::vector<Field> out;
+  for (const std::string& file : files) {
+    const fs::path p = fs::path(dir) / file;
+    const auto bytes = fs::file_size(p);
+    if (bytes == 0 || bytes % sizeof(float) != 0) throw std::runtime_error(p.string() + ": size is not a positive multiple of 4");
+    Field f{p.stem().string(), std::vector<float>(bytes / sizeof(float))};
+    std::ifstream in(p, std::ios::binary);
+    if (!in.read(reinterpret_cast<char*>(f.values.data()), static_cast<std::streamsize>(bytes)))
+      throw std::runtime_error("cannot read " + p.string());
+    out.push_back(std::move(f));
+  }
+  return out;
+}
+
+std::uint64_t splitmix64(std::uint64_t& s) {
+  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// A smooth 2D field (4096 columns): four plane waves with random wavelengths (256..4096 points)
+/// and phases, plus a small mean-reverting random walk along memory order.
+template <class T>
+std::vector<T> make_smooth(std::size_t n, std::uint64_t seed) {
+  constexpr std::size_t W = 4096;
+  constexpr int K = 4;
+  const std::size_t H = (n + W - 1) / W;
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double two_pi = 6.283185307179586;
+  // sin(a i + b j + p) = sin(a i) cos(b j + p) + cos(a i) sin(b j + p): tables per column and row.
+  std::vector<double> sx(K * W), cx(K * W), sy(K * H), cy(K * H), amp(K);
+  for (int k = 0; k < K; ++k) {
+    amp[k] = (0.5 + u(g)) / (k + 1);
+    const double a = two_pi / (256 + 3840 * u(g)), b = two_pi / (256 + 3840 * u(g)), p = two_pi * u(g);
+    for (std::size_t i = 0; i < W; ++i) sx[k * W + i] = std::sin(a * double(i)), cx[k * W + i] = std::cos(a * double(i));
+    for (std::size_t j = 0; j < H; ++j) sy[k * H + j] = std::sin(b * double(j) + p), cy[k * H + j] = std::cos(b * double(j) + p);
+  }
+  std::vector<T> v(n);
+  std::uint64_t s = seed ^ 0x5DEECE66Dull;
+  double walk = 0.0;
+  for (std::size_t idx = 0; idx < n; ++idx) {
+    const std::size_t i = idx % W, j = idx / W;
+    double x = 0.0;
+    for (int k = 0; k < K; ++k) x += amp[k] * (sx[k * W + i] * cy[k * H + j] + cx[k * W + i] * sy[k * H + j]);
+    walk = 0.999 * walk + 1e-3 * (double(splitmix64(s) >> 11) * 0x1p-52 - 1.0);
+    v[idx] = static_cast<T>(x + walk);
+  }
+  return v;
+}
+
+/// Uniform floats in [-1, 1), 24 random bits each.
+std::vector<float> make_noise(std::size_t n, std::uint64_t seed) {
+  std::vector<float> v(n);
+  std::uint64_t s = seed ^ 0xA5A5A5A5A5A5A5A5ull;
+  for (float& x : v) x = float(splitmix64(s) >> 40) * 0x1p-23f - 1.0f;
+  return v;
+}
+
+// --- driver -------------------------------------------------------------------------------------
+
+template <class T, class Emit>
+void bench_input(const Context& c, const Options& o, const std::string& name, bool small, const std::vector<T>& host,
+                 Emit&& emit, bool with_raw = false) {
+  DeviceBuffers<T> d(host);
+  std::vector<T> back(host.size());
+  const double range = finite_range(host);
+  for (const double b : o.bounds) emit(run_case<RelFL, AbsFL>(c, name, small, host, back, d, b, range));
+  if (with_raw) emit(run_case<RelRaw, AbsRaw>(c, name + "[raw]", small, host, back, d, o.bounds.front(), range));
+}
+
+[[noreturn]] void usage(int rc) {
+  std::fprintf(rc ? stderr : stdout,
+               "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
+               "                         [--json FILE] [--quick]  (--quick: --runs 5 --size-mb 64 --bounds 1e-3,\n"
+               "  explicit flags win; --data DIR: DIR/*.f32 named in DIR/MANIFEST.tsv, or every DIR/*.f32)\n");
+  std::exit(rc);
+}
+
+Options parse(int argc, char** argv) {
+  Options o;
+  bool runs = false, size = false, bounds = false, quick = false;
+  for (int i = 1; i < argc; ++i) try {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) usage(2);
+      return argv[++i];
+    };
+    if (a == "--data") o.data = value();
+    else if (a == "--json") o.json = value();
+    else if (a == "--runs") o.runs = std::stoi(value()), runs = true;
+    else if (a == "--size-mb") o.size_mb = std::stoul(value()), size = true;
+    else if (a == "--seed") o.seed = std::stoull(value(), nullptr, 0), o.seed_given = true;
+    else if (a == "--quick") quick = true;
+    else if (a == "--bounds") {
+      o.bounds.clear();
+      std::string list = value();
+      for (std::size_t p = 0; p <= list.size();) {
+        const std::size_t q = std::min(list.find(',', p), list.size());
+        o.bounds.push_back(std::stod(list.substr(p, q - p)));
+        p = q + 1;
+      }
+      bounds = true;
+    } else if (a == "-h" || a == "--help") usage(0);
+    else usage(2);
+  } catch (const std::logic_error&) {  // std::stod & co. on a malformed number
+    usage(2);
+  }
+  if (quick) {
+    if (!runs) o.runs = 5;
+    if (!size) o.size_mb = 64;
+    if (!bounds) o.bounds = {1e-3};
+  }
+  if (o.runs < 1 || o.size_mb < 1 || o.bounds.empty()) usage(2);
+  for (const double b : o.bounds)
+    if (!(b > 0.0) || !std::isfinite(b)) throw std::runtime_error("bounds must be finite and > 0");
+  return o;
+}
+
+int run(int argc, char** argv) {
+  Options o = parse(argc, argv);
+  std::random_device rd;
+  if (!o.seed_given) o.seed = (std::uint64_t{rd()} << 32) ^ rd();
+  int dev = 0, rt = 0, drv = 0;
+  cudaDeviceProp prop{};
+  NCCLZ_CUDA_TRY(cudaGetDevice(&dev));
+  NCCLZ_CUDA_TRY(cudaGetDeviceProperties(&prop, dev));
+  NCCLZ_CUDA_TRY(cudaRuntimeGetVersion(&rt));
+  NCCLZ_CUDA_TRY(cudaDriverGetVersion(&drv));
+  std::printf("# GPU %d: %s, %d SMs, cc %d.%d, %.1f GiB, L2 %.0f MiB | CUDA runtime %d.%d, driver %d.%d\n", dev, prop.name,
+              prop.multiProcessorCount, prop.major, prop.minor, prop.totalGlobalMem / (kMiB * 1024), prop.l2CacheSize / kMiB,
+              rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10);
+  std::printf("# codec Quantizer<rel>+EntropyCoder<fixed_length>; median of %d runs after %d warm-ups; large inputs %zu MiB; "
+              "seed 0x%016llx\n", o.runs, kWarmups, o.size_mb, static_cast<unsigned long long>(o.seed));
+  if (o.data.empty()) std::printf("# no --data: main job on the embedded default, generated inputs only (smooth, noise, smooth_f64)\n");
+
+  Context c{nullptr, nullptr, nullptr, o.runs, 0.0};
+  NCCLZ_CUDA_TRY(cudaStreamCreate(&c.stream));  // blocking: ordered with the plain cudaMemcpy/cudaMemset calls
+  NCCLZ_CUDA_TRY(cudaEventCreate(&c.start));
+  NCCLZ_CUDA_TRY(cudaEventCreate(&c.stop));
+
+  // Roofline: a device-to-device copy of the large-input size, bytes read + written.
+  const std::size_t big = o.size_mb * std::size_t(kMiB);
+  void *src = nullptr, *dst = nullptr;
+  NCCLZ_CUDA_TRY(cudaMalloc(&src, big));
+  NCCLZ_CUDA_TRY(cudaMalloc(&dst, big));
+  NCCLZ_CUDA_TRY(cudaMemset(src, 0x5A, big));
+  NCCLZ_CUDA_TRY(cudaDeviceSynchronize());
+  const Timing roof = time_op(c, [&] { NCCLZ_CUDA_TRY(cudaMemcpyAsync(dst, src, big, cudaMemcpyDeviceToDevice, c.stream)); }, [] {});
+  NCCLZ_CUDA_TRY(cudaFree(src));
+  NCCLZ_CUDA_TRY(cudaFree(dst));
+  c.roof_gbps = gbps(2 * big, roof.med_ms);
+
+  std::vector<Row> rows;
+  auto emit = [&](Row r) { print_row(c, r), rows.push_back(std::move(r)); };
+  std::printf("%-34s %8s %7s %8s %13s %13s %13s %10s %10s %5s\n", "input", "MiB", "bound", "ratio", "comp_GB/s",
+              "decomp_GB/s", "comp_abs_GB/s", "max_err", "eb", "viol");
+  if (!o.data.empty()) {
+    const std::vector<Field> fields = load_fields(o.data);
+    std::size_t total = 0;
+    for (const Field& f : fields) {
+      bench_input(c, o, f.name, true, f.values, emit);
+      total += f.values.size();
+    }
+    std::vector<float> cat(big / sizeof(float));
+    for (std::size_t i = 0; i < cat.size();)
+      for (const Field& f : fields)
+        for (std::size_t k = 0; k < f.values.size() && i < cat.size(); ++k) cat[i++] = f.values[k];
+    char label[64];
+    std::snprintf(label, sizeof label, "concat(%zu fields, tiled)x%.1f", fields.size(), double(cat.size()) / double(total));
+    bench_input(c, o, label, false, cat, emit);
+  }
+  bench_input(c, o, "smooth", false, make_smooth<float>(big / sizeof(float), o.seed), emit);
+  bench_input(c, o, "noise", false, make_noise(big / sizeof(float), o.seed), emit, true);
+  bench_input(c, o, "smooth_f64", false, make_smooth<double>(big / sizeof(double), o.seed), emit);
+
+  std::printf("roofline: cudaMemcpy D2D %zu MiB: %.2f TB/s median, %.2f TB/s best (bytes read + written)\n", o.size_mb,
+              c.roof_gbps / 1e3, gbps(2 * big, roof.min_ms) / 1e3);
+  std::printf("# GB/s = input bytes / median time, %% of the roofline; comp_abs = AbsBound at eb = bound * host range "
+              "(no range pass);\n# * = small input (L2-resident, launch-bound): read its ratio and error, not its throughput\n");
+  std::uint64_t viol = 0;
+  std::size_t failed = 0;
+  for (const Row& r : rows) viol += r.violations, failed += !r.failure.empty();
+  std::printf("%s: %llu bound violations, %zu failed cases in %zu rows\n", viol || failed ? "FAILED" : "OK",
+              static_cast<unsigned long long>(viol), failed, rows.size());
+  if (!o.json.empty()) {
+    char dev_row[512], roof_row[256];
+    std::snprintf(dev_row, sizeof dev_row,
+                  "{\"kind\": \"device\", \"gpu\": %s, \"sms\": %d, \"cuda_runtime\": %d, \"driver\": %d, \"runs\": %d, "
+                  "\"warmups\": %d, \"size_mib\": %zu, \"seed\": %llu}",
+                  jstr(prop.name).c_str(), prop.multiProcessorCount, rt, drv, o.runs, kWarmups, o.size_mb,
+                  static_cast<unsigned long long>(o.seed));
+    std::snprintf(roof_row, sizeof roof_row,
+                  "{\"kind\": \"roofline\", \"op\": \"cudaMemcpy D2D\", \"bytes\": %zu, \"ms_median\": %s, \"ms_min\": %s, "
+                  "\"tbps_median\": %s}",
+                  big, jnum(roof.med_ms).c_str(), jnum(roof.min_ms).c_str(), jnum(c.roof_gbps / 1e3).c_str());
+    write_json(o.json, c, {dev_row, roof_row}, rows);
+  }
+  NCCLZ_CUDA_TRY(cudaEventDestroy(c.start));
+  NCCLZ_CUDA_TRY(cudaEventDestroy(c.stop));
+  NCCLZ_CUDA_TRY(cudaStreamDestroy(c.stream));
+  return viol || failed ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "ncclz-codec-bench: error: %s\n", e.what());
+    return 2;
+  }
+}
