@@ -1,0 +1,34 @@
+// Codec<Quantizer, EntropyCoder>: the compile-time recipe of a compressor, checked here.
+//
+//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//
+// Host-only code (the reference codec, tests) uses this header alone; device code adds
+// ncclz/device/device_codec.cuh (or the umbrella ncclz/ncclz.cuh).
+#pragma once
+
+#include "ncclz/entropy_coder.hpp"
+#include "ncclz/quantizer.hpp"
+
+namespace ncclz {
+
+template <class Q = Quantizer<RelBound>, class C = EntropyCoder<FixedLength>>
+struct Codec {
+  static_assert(detail::check_quantizer<Q>::value,
+                "ncclz::Codec<Q, C>: Q must model ncclz::QuantizerPolicy (see the messages above)");
+  static_assert(EntropyCoderPolicy<C>,
+                "ncclz::Codec<Q, C>: C must model ncclz::EntropyCoderPolicy: use ncclz::EntropyCoder<ncclz::FixedLength> "
+                "or ncclz::EntropyCoder<ncclz::Raw>");
+  using quantizer = Q;
+  using coder = C;
+};
+
+/// The built-in codecs, for loops over every combination in tests and benchmarks.
+template <class F>
+void for_each_builtin_codec(F&& f) {
+  f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<FixedLength>>>();
+  f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<FixedLength>>>();
+  f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Raw>>>();
+  f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Raw>>>();
+}
+
+}  // namespace ncclz

@@ -1,0 +1,107 @@
+// Argument and stream checks shared by the device API and the host reference codec, so both
+// reject the same things with the same words.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "ncclz/error.hpp"
+#include "ncclz/format.hpp"
+
+namespace ncclz::detail {
+
+inline std::string to_string_bytes(std::uint64_t v) { return std::to_string(v) + " B"; }
+
+template <class Q>
+void validate_bound(const char* function, double bound) {
+  if (!(bound > 0.0) || !std::isfinite(bound)) {
+    throw_invalid(function, std::string("error bound must be a finite number > 0 (") + Q::name +
+                                " bound), got " + std::to_string(bound));
+  }
+}
+
+/// Largest element count one chunk can hold: even all-raw tiles stay inside the u32 tile table.
+template <class T>
+constexpr std::uint64_t max_chunk_elements() {
+  return format::kMaxPayloadBytes / (sizeof(T) + 1);
+}
+
+template <class T>
+void validate_count(const char* function, std::uint64_t count) {
+  if (count > max_chunk_elements<T>()) {
+    throw_invalid(function, "count " + std::to_string(count) + " is too large for one chunk (at most " +
+                                std::to_string(max_chunk_elements<T>()) + " values)");
+  }
+}
+
+inline const char* dtype_name(std::uint8_t v) {
+  switch (static_cast<dtype>(v)) {
+    case dtype::f32: return "f32";
+    case dtype::f64: return "f64";
+  }
+  return "unknown";
+}
+
+/// Checks a chunk header against the bytes the caller holds. Throws format_error.
+inline format::chunk_header parse_header(const void* bytes, std::uint64_t size) {
+  using format::chunk_header;
+  if (bytes == nullptr) throw format_error("ncclz: compressed stream is a null pointer");
+  if (size < sizeof(chunk_header)) {
+    throw format_error("ncclz: compressed stream truncated: " + to_string_bytes(size) + " is shorter than the " +
+                       to_string_bytes(sizeof(chunk_header)) + " header");
+  }
+  chunk_header h;
+  std::memcpy(&h, bytes, sizeof h);
+  if (h.magic != format::kMagic) throw format_error("ncclz: not an ncclz stream (bad magic number)");
+  if (h.version != format::kVersion) {
+    throw format_error("ncclz: stream format version " + std::to_string(h.version) + " is not supported (this build reads " +
+                       std::to_string(format::kVersion) + ")");
+  }
+  if (h.value_type != static_cast<std::uint8_t>(dtype::f32) && h.value_type != static_cast<std::uint8_t>(dtype::f64)) {
+    throw format_error("ncclz: stream has unknown dtype " + std::to_string(h.value_type));
+  }
+  if (h.coder != static_cast<std::uint8_t>(coder_id::raw) && h.coder != static_cast<std::uint8_t>(coder_id::fixed_length)) {
+    throw format_error("ncclz: stream has unknown coder id " + std::to_string(h.coder));
+  }
+  if (h.tile_elements != format::kTileElements) {
+    throw format_error("ncclz: stream tile size " + std::to_string(h.tile_elements) + " is not " +
+                       std::to_string(format::kTileElements));
+  }
+  if (h.tile_count != format::tile_count(h.element_count)) {
+    throw format_error("ncclz: stream tile count " + std::to_string(h.tile_count) + " does not match its " +
+                       std::to_string(h.element_count) + " elements");
+  }
+  if (h.payload_bytes > format::kMaxPayloadBytes || h.payload_bytes > size - sizeof(chunk_header)) {
+    throw format_error("ncclz: compressed stream truncated: header announces " + to_string_bytes(h.payload_bytes) +
+                       " of payload, the buffer holds " + to_string_bytes(size - sizeof(chunk_header)));
+  }
+  if (h.payload_bytes < format::table_bytes(h.tile_count) || h.payload_bytes % 8 != 0) {
+    throw format_error("ncclz: stream payload of " + to_string_bytes(h.payload_bytes) + " cannot hold its tile table");
+  }
+  if (!(h.step > 0.0) || !std::isfinite(h.step) || !(h.error_bound >= 0.0) || h.reserved != 0) {
+    throw format_error("ncclz: stream header has invalid quantizer parameters");
+  }
+  return h;
+}
+
+/// Checks that a parsed header is what the caller asked to decode.
+template <class Codec, class T>
+void check_header_matches(const format::chunk_header& h, std::uint64_t count) {
+  if (h.value_type != static_cast<std::uint8_t>(dtype_of<T>())) {
+    throw format_error(std::string("ncclz: stream holds ") + dtype_name(h.value_type) + " values, the output is " +
+                       dtype_name(static_cast<std::uint8_t>(dtype_of<T>())));
+  }
+  if (h.quantizer != static_cast<std::uint8_t>(Codec::quantizer::id)) {
+    throw format_error(std::string("ncclz: stream was written by another quantizer (id ") + std::to_string(h.quantizer) +
+                       ") than this codec's " + Codec::quantizer::name);
+  }
+  if (h.element_count != count) {
+    throw format_error("ncclz: stream holds " + std::to_string(h.element_count) + " elements, the caller expects " +
+                       std::to_string(count));
+  }
+}
+
+}  // namespace ncclz::detail

@@ -1,0 +1,194 @@
+// Device-wide compression and decompression of one chunk, stream-ordered, with no host
+// synchronisation inside (CUB's device-level shape).
+//
+//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//   size_t ws = ncclz::device::workspace_bytes<float>(max_count);            // once
+//   cudaMalloc(&d_ws, ws); cudaMalloc(&d_chunk, ncclz::max_compressed_bytes<float>(max_count));
+//   ncclz::device::compress<Codec>(d_ws, ws, d_in, n, d_chunk, cap, d_size, 1e-3, stream);
+//   ncclz::device::decompress<Codec>(d_ws, ws, d_chunk, cap, d_out, n, stream);
+//   ncclz::device::throw_if_decode_failed(d_ws, stream);                      // optional, syncs
+//
+// compress writes the chunk's size in bytes to *d_size (device memory). decompress reads every
+// size it needs from the chunk itself and records the first problem it meets (bad header,
+// truncated or corrupted tile) in the workspace; throw_if_decode_failed turns that into a
+// format_error. Arguments are checked on the host before anything is queued.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/detail/validate.hpp"
+#include "ncclz/device/detail/codec_kernels.cuh"
+#include "ncclz/error.hpp"
+#include "ncclz/format.hpp"
+
+namespace ncclz {
+
+/// Bytes a chunk of `count` values of T can take at most (every tile raw). Size output buffers
+/// with this: the real size is known only once the device has compressed.
+template <class T>
+constexpr std::size_t max_compressed_bytes(std::size_t count) {
+  return format::max_chunk_bytes(count, sizeof(T));
+}
+
+namespace device {
+
+namespace detail {
+using ncclz::kernels::decode_report;
+using ncclz::kernels::range_keys;
+
+struct workspace_layout {
+  std::size_t report;       ///< decode_report
+  std::size_t range;        ///< range_keys
+  std::size_t ticket;       ///< u32 tile ticket of the encoder
+  std::size_t tile_words;   ///< u64 per tile, decoupled look-back
+  std::size_t total;
+};
+
+inline workspace_layout layout_for(std::size_t count) {
+  workspace_layout l{};
+  l.report = 0;
+  l.range = 16;
+  l.ticket = 32;
+  l.tile_words = 64;
+  l.total = l.tile_words + format::tile_count(count) * sizeof(std::uint64_t);
+  return l;
+}
+
+inline int sm_count() {
+  int device = 0, sms = 0;
+  NCCLZ_CUDA_TRY(cudaGetDevice(&device));
+  NCCLZ_CUDA_TRY(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return sms;
+}
+
+inline void check_workspace(const char* fn, const void* ws, std::size_t ws_bytes, std::size_t count) {
+  if (ws == nullptr) ncclz::detail::throw_invalid(fn, "workspace is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(ws) % 16 != 0) ncclz::detail::throw_invalid(fn, "workspace must be 16-byte aligned");
+  const std::size_t need = layout_for(count).total;
+  if (ws_bytes < need) {
+    ncclz::detail::throw_invalid(fn, "workspace of " + std::to_string(ws_bytes) + " B is too small for " +
+                                         std::to_string(count) + " values: need workspace_bytes() = " + std::to_string(need));
+  }
+}
+
+template <class T>
+void check_values(const char* fn, const char* name, const T* p, std::size_t count) {
+  if (count > 0 && p == nullptr) ncclz::detail::throw_invalid(fn, std::string(name) + " is a null pointer with count > 0");
+  if (reinterpret_cast<std::uintptr_t>(p) % alignof(T) != 0) {
+    ncclz::detail::throw_invalid(fn, std::string(name) + " is not aligned to its element size (" + std::to_string(alignof(T)) + " B)");
+  }
+}
+
+inline void check_chunk(const char* fn, const char* name, const void* p) {
+  if (p == nullptr) ncclz::detail::throw_invalid(fn, std::string(name) + " is a null pointer");
+  if (reinterpret_cast<std::uintptr_t>(p) % 8 != 0) {
+    ncclz::detail::throw_invalid(fn, std::string(name) + " (a compressed chunk) must be 8-byte aligned");
+  }
+}
+}  // namespace detail
+
+/// Device workspace for compress and decompress of up to `count` values (either T).
+template <class T>
+std::size_t workspace_bytes(std::size_t count) {
+  return detail::layout_for(count).total;
+}
+
+/// Compresses `count` values at `d_in` into the chunk at `d_out` (capacity `out_capacity` bytes,
+/// at least max_compressed_bytes<T>(count)); writes the chunk size to *d_size when d_size is not
+/// null. `bound` is absolute or relative as Codec's quantizer says.
+template <class Codec, class T>
+void compress(void* d_workspace, std::size_t workspace_bytes, const T* d_in, std::size_t count, void* d_out,
+              std::size_t out_capacity, std::uint64_t* d_size, double bound, cudaStream_t stream = nullptr) {
+  using Q = typename Codec::quantizer;
+  constexpr const char* fn = "device::compress";
+  static_assert(is_supported_value_type_v<T>, "ncclz::device::compress: T must be float or double");
+  ncclz::detail::validate_bound<Q>(fn, bound);
+  ncclz::detail::validate_count<T>(fn, count);
+  detail::check_workspace(fn, d_workspace, workspace_bytes, count);
+  detail::check_values(fn, "d_in", d_in, count);
+  detail::check_chunk(fn, "d_out", d_out);
+  if (out_capacity < max_compressed_bytes<T>(count)) {
+    ncclz::detail::throw_invalid(fn, "d_out holds " + std::to_string(out_capacity) + " B, need max_compressed_bytes() = " +
+                                         std::to_string(max_compressed_bytes<T>(count)));
+  }
+  const detail::workspace_layout l = detail::layout_for(count);
+  auto* ws = static_cast<std::byte*>(d_workspace);
+  // One memset resets the range keys, the ticket and every tile's look-back word.
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(ws + l.range, 0, l.total - l.range, stream));
+  auto* range = reinterpret_cast<detail::range_keys*>(ws + l.range);
+  if constexpr (Q::needs_range) {
+    if (count > 0) {
+      const std::size_t blocks = (count + ncclz::kernels::kRangeThreads - 1) / ncclz::kernels::kRangeThreads;
+      const int grid = static_cast<int>(std::min<std::size_t>(blocks, std::size_t(detail::sm_count()) * 8));
+      ncclz::kernels::range_kernel<T><<<grid, ncclz::kernels::kRangeThreads, 0, stream>>>(d_in, count, range);
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
+  }
+  const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+      d_in, count, static_cast<std::byte*>(d_out), d_size, range, bound,
+      reinterpret_cast<std::uint64_t*>(ws + l.tile_words), reinterpret_cast<std::uint32_t*>(ws + l.ticket));
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
+/// Decompresses the chunk at `d_in` (the caller holds `in_capacity` bytes there) into `count`
+/// values at `d_out`. Problems with the chunk are recorded, not thrown: see throw_if_decode_failed.
+template <class Codec, class T>
+void decompress(void* d_workspace, std::size_t workspace_bytes, const void* d_in, std::size_t in_capacity, T* d_out,
+                std::size_t count, cudaStream_t stream = nullptr) {
+  constexpr const char* fn = "device::decompress";
+  static_assert(is_supported_value_type_v<T>, "ncclz::device::decompress: T must be float or double");
+  ncclz::detail::validate_count<T>(fn, count);
+  detail::check_workspace(fn, d_workspace, workspace_bytes, 0);
+  detail::check_chunk(fn, "d_in", d_in);
+  detail::check_values(fn, "d_out", d_out, count);
+  if (in_capacity < sizeof(format::chunk_header)) {
+    throw format_error("ncclz::device::decompress: compressed stream truncated: " + std::to_string(in_capacity) +
+                       " B is shorter than the 64 B header");
+  }
+  auto* report = static_cast<detail::decode_report*>(d_workspace);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(report, 0, sizeof(detail::decode_report), stream));
+  const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  if (tiles == 0) {
+    // Nothing to decode, but the header must still be a valid empty chunk: one block checks it.
+    ncclz::kernels::decode_kernel<Codec, T><<<1, ncclz::kernels::kTileThreads, 0, stream>>>(
+        static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
+  } else {
+    ncclz::kernels::decode_kernel<Codec, T><<<tiles, ncclz::kernels::kTileThreads, 0, stream>>>(
+        static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
+  }
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
+/// Waits for `stream` and throws format_error if the last decompress with this workspace met a
+/// bad chunk.
+inline void throw_if_decode_failed(const void* d_workspace, cudaStream_t stream = nullptr) {
+  detail::decode_report r{};
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(&r, d_workspace, sizeof r, cudaMemcpyDeviceToHost, stream));
+  NCCLZ_CUDA_TRY(cudaStreamSynchronize(stream));
+  using ncclz::kernels::decode_status;
+  const char* what = nullptr;
+  switch (static_cast<decode_status>(r.status)) {
+    case decode_status::ok: return;
+    case decode_status::bad_header: what = "bad chunk header (magic, version, tile size, coder or parameters)"; break;
+    case decode_status::wrong_dtype: what = "the chunk holds another element type than the output"; break;
+    case decode_status::wrong_quantizer: what = "the chunk was written by another quantizer than this codec's"; break;
+    case decode_status::wrong_count: what = "the chunk holds another element count than the caller expects"; break;
+    case decode_status::truncated: what = "compressed stream truncated: the header announces more payload than the buffer holds"; break;
+    case decode_status::bad_tile_offset: what = "corrupted stream: a tile offset points outside the stream"; break;
+    case decode_status::truncated_tile: what = "corrupted stream: a tile is truncated"; break;
+    case decode_status::bad_tile_mode: what = "corrupted stream: a tile has an unknown mode"; break;
+    case decode_status::bad_width: what = "corrupted stream: a block width is over 32 bits"; break;
+    case decode_status::bad_outlier_index: what = "corrupted stream: an outlier index is outside its tile"; break;
+  }
+  if (what == nullptr) what = "unknown decode status";
+  throw format_error(std::string("ncclz::device::decompress: ") + what + " (tile " + std::to_string(r.tile) + ")");
+}
+
+}  // namespace device
+}  // namespace ncclz

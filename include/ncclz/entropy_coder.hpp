@@ -1,0 +1,59 @@
+// Entropy-coder policies: integer codes <-> bytes, losslessly.
+//
+//   ncclz::EntropyCoder<ncclz::FixedLength>   // cuSZp-style bit planes, Raw fallback per tile
+//   ncclz::EntropyCoder<ncclz::Raw>           // values stored as they are: exact pass-through
+//
+// Overview. Codes are cut into tiles of 8192 values and blocks of 32. FixedLength stores each
+// block's zig-zagged code deltas (each code minus the one before it in the tile) as `w` bit planes
+// of 4 bytes, w being the bit width of the block's largest delta, plus one width byte per block:
+// a block of equal codes costs that one byte. Values the quantizer cannot code go to the tile's
+// outlier list. A tile that would come out larger than its raw values is stored raw, so a chunk
+// never grows by more than its header and tile table.
+//
+// Performance considerations. One warp codes one block in registers (ballot per bit plane), one
+// read of the input and one write of the output; tile offsets come from a single-pass decoupled
+// look-back scan, so compression needs no second pass and no host round trip.
+#pragma once
+
+#include <concepts>
+
+#include "ncclz/format.hpp"
+
+namespace ncclz {
+
+/// Strategy tag: bit-plane coding of code deltas with a width byte per 32 codes.
+struct FixedLength {
+  static constexpr coder_id id = coder_id::fixed_length;
+  static constexpr const char* name = "fixed_length";
+};
+
+/// Strategy tag: every tile stored raw (the input values, bit for bit; no error at all).
+struct Raw {
+  static constexpr coder_id id = coder_id::raw;
+  static constexpr const char* name = "raw";
+};
+
+template <class Strategy>
+struct EntropyCoder {
+  static_assert(std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Raw>,
+                "ncclz::EntropyCoder<Strategy>: Strategy must be ncclz::FixedLength or ncclz::Raw");
+  using strategy = Strategy;
+  static constexpr coder_id id = Strategy::id;
+  static constexpr const char* name = Strategy::name;
+  /// Whether a tile may be stored in fixed_length mode (otherwise every tile is raw).
+  static constexpr bool codes_tiles = std::is_same_v<Strategy, FixedLength>;
+};
+
+/// What ncclz needs from an EntropyCoder policy.
+template <class C>
+concept EntropyCoderPolicy = requires {
+  typename C::strategy;
+  { C::id } -> std::convertible_to<coder_id>;
+  { C::name } -> std::convertible_to<const char*>;
+  { C::codes_tiles } -> std::convertible_to<bool>;
+};
+
+static_assert(EntropyCoderPolicy<EntropyCoder<FixedLength>>);
+static_assert(EntropyCoderPolicy<EntropyCoder<Raw>>);
+
+}  // namespace ncclz

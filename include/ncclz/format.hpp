@@ -1,0 +1,147 @@
+// The compressed chunk format (docs/format.md is the prose version of this file).
+//
+// A chunk is: chunk_header (64 B) | tile table (tile_count x u32, padded to 8 B) | tiles.
+// Tiles hold kTileElements consecutive values each (the last one may hold fewer) and start on
+// 8-byte boundaries; the table gives each tile's offset from the end of the header in 8-byte
+// units, so any tile can be decoded without reading the others.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "ncclz/detail/config.hpp"
+
+namespace ncclz {
+
+/// Element types a chunk can hold (the dtype byte of the header).
+enum class dtype : std::uint8_t { f32 = 1, f64 = 2 };
+
+/// Which quantizer produced the codes (the quantizer byte of the header).
+enum class quantizer_id : std::uint8_t { abs = 1, rel = 2, user = 128 };
+
+/// Which entropy-coder policy wrote the chunk (the coder byte of the header).
+enum class coder_id : std::uint8_t { raw = 0, fixed_length = 1 };
+
+/// How one tile is stored (the first byte of each tile).
+enum class tile_mode : std::uint8_t {
+  raw = 0,           ///< the input values, bit for bit
+  fixed_length = 1,  ///< width bytes, bit planes of zig-zagged code deltas, outlier list
+};
+
+template <class T>
+inline constexpr bool is_supported_value_type_v =
+    std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+template <class T>
+constexpr dtype dtype_of() {
+  static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float and double");
+  if constexpr (std::is_same_v<T, float>) return dtype::f32;
+  else return dtype::f64;
+}
+
+namespace format {
+
+inline constexpr std::uint32_t kMagic = 0x315A434Eu;  // "NCZ1" read as little-endian bytes
+inline constexpr std::uint8_t kVersion = 1;
+inline constexpr std::uint32_t kBlockElements = 32;  // one warp, one value per lane
+inline constexpr std::uint32_t kTileBlocks = 256;
+inline constexpr std::uint32_t kTileElements = kBlockElements * kTileBlocks;  // 8192
+inline constexpr std::uint32_t kMaxWidth = 32;                                // bits of a zig-zagged delta
+/// Codes are kept strictly inside (-2^30, 2^30) so a delta of two codes fits an int32.
+inline constexpr double kMaxCodeMagnitude = 1073741824.0;
+/// Tile offsets are u32 in 8-byte units: a chunk's payload stays below 32 GiB.
+inline constexpr std::uint64_t kMaxPayloadBytes = (std::uint64_t{1} << 32) * 8u - 8u;
+
+struct chunk_header {
+  std::uint32_t magic;          ///< kMagic
+  std::uint8_t version;         ///< kVersion
+  std::uint8_t value_type;      ///< ncclz::dtype
+  std::uint8_t quantizer;       ///< ncclz::quantizer_id
+  std::uint8_t coder;           ///< ncclz::coder_id
+  std::uint32_t tile_elements;  ///< kTileElements
+  std::uint32_t tile_count;     ///< ceil(element_count / tile_elements)
+  std::uint64_t element_count;
+  std::uint64_t payload_bytes;  ///< bytes after this header: table + tiles
+  double bound;                 ///< the bound the caller asked for (absolute, or relative factor)
+  double error_bound;           ///< the absolute bound applied to every element
+  double step;                  ///< quantization step (a value of the element type, widened)
+  std::uint64_t reserved;       ///< zero
+};
+static_assert(sizeof(chunk_header) == 64 && std::is_trivially_copyable_v<chunk_header>);
+
+struct tile_header {
+  std::uint8_t mode;            ///< ncclz::tile_mode
+  std::uint8_t reserved;        ///< zero
+  std::uint16_t outlier_count;  ///< values stored exactly in the outlier list
+  std::int32_t base;            ///< code of the tile's first element (the prediction of element 0)
+};
+static_assert(sizeof(tile_header) == 8 && std::is_trivially_copyable_v<tile_header>);
+
+NCCLZ_HOST_DEVICE constexpr std::uint64_t align_up(std::uint64_t bytes, std::uint64_t to) {
+  return (bytes + to - 1) / to * to;
+}
+
+NCCLZ_HOST_DEVICE constexpr std::uint64_t tile_count(std::uint64_t elements) {
+  return (elements + kTileElements - 1) / kTileElements;
+}
+
+NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_elements(std::uint64_t elements, std::uint64_t tile) {
+  const std::uint64_t first = tile * kTileElements;
+  const std::uint64_t left = elements - first;
+  return static_cast<std::uint32_t>(left < kTileElements ? left : kTileElements);
+}
+
+NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_blocks(std::uint32_t elements) {
+  return (elements + kBlockElements - 1) / kBlockElements;
+}
+
+NCCLZ_HOST_DEVICE constexpr std::uint64_t table_bytes(std::uint64_t tiles) {
+  return align_up(tiles * sizeof(std::uint32_t), 8);
+}
+
+/// Bytes of a raw tile of `elements` values of `value_bytes` each.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t raw_tile_bytes(std::uint32_t elements, std::uint32_t value_bytes) {
+  return align_up(sizeof(tile_header) + std::uint64_t{elements} * value_bytes, 8);
+}
+
+/// Where the parts of a fixed-length tile start, relative to the tile, and its total size.
+struct fixed_tile_layout {
+  std::uint64_t widths;          ///< one byte per block
+  std::uint64_t planes;          ///< 4 bytes per bit plane, blocks in order
+  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
+  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
+  std::uint64_t total;           ///< padded to 8 bytes
+};
+
+NCCLZ_HOST_DEVICE constexpr fixed_tile_layout fixed_tile_layout_of(std::uint32_t blocks, std::uint64_t plane_words,
+                                                                   std::uint32_t outliers, std::uint32_t value_bytes) {
+  fixed_tile_layout l{};
+  l.widths = sizeof(tile_header);
+  l.planes = align_up(l.widths + blocks, 4);
+  l.outlier_index = l.planes + plane_words * 4;
+  l.outlier_values = align_up(l.outlier_index + std::uint64_t{outliers} * 2, value_bytes);
+  l.total = align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  return l;
+}
+
+/// The largest chunk `elements` values can produce: every tile raw.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t max_chunk_bytes(std::uint64_t elements, std::uint32_t value_bytes) {
+  const std::uint64_t tiles = tile_count(elements);
+  std::uint64_t bytes = sizeof(chunk_header) + table_bytes(tiles);
+  if (tiles > 0) {
+    bytes += (tiles - 1) * raw_tile_bytes(kTileElements, value_bytes);
+    bytes += raw_tile_bytes(tile_elements(elements, tiles - 1), value_bytes);
+  }
+  return bytes;
+}
+
+NCCLZ_HOST_DEVICE constexpr std::uint32_t zigzag(std::int32_t v) {
+  return (static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31);
+}
+NCCLZ_HOST_DEVICE constexpr std::int32_t unzigzag(std::uint32_t v) {
+  return static_cast<std::int32_t>(v >> 1) ^ -static_cast<std::int32_t>(v & 1u);
+}
+
+}  // namespace format
+}  // namespace ncclz

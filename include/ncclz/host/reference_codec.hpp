@@ -1,0 +1,229 @@
+// The host reference codec: the chunk format written and read by plain sequential C++.
+//
+// It is the oracle for the device codec: a stream either side writes decodes bit-exactly on the
+// other. It shares the quantizer (ncclz/quantizer.hpp) and the format constants with the device
+// code and nothing else, so a packing bug on one side shows up as a mismatch.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/detail/validate.hpp"
+#include "ncclz/format.hpp"
+
+namespace ncclz::host {
+
+/// Smallest and largest finite values (what RelBound is relative to).
+template <class T>
+value_range<T> find_range(std::span<const T> in) {
+  value_range<T> r = value_range<T>::empty();
+  for (const T x : in) {
+    if (std::isfinite(x)) r = r.merge({x, x});
+  }
+  return r;
+}
+
+namespace detail {
+
+template <class T>
+void put(std::vector<std::byte>& out, std::uint64_t at, const T& v) {
+  std::memcpy(out.data() + at, &v, sizeof v);
+}
+template <class T>
+T get(std::span<const std::byte> in, std::uint64_t at) {
+  T v;
+  std::memcpy(&v, in.data() + at, sizeof v);
+  return v;
+}
+
+inline std::uint32_t bit_width(std::uint32_t v) {
+  std::uint32_t w = 0;
+  while (v != 0) {
+    ++w;
+    v >>= 1;
+  }
+  return w;
+}
+
+/// Appends one tile at `at`; returns its size in bytes.
+template <class Codec, class T>
+std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
+                          std::uint64_t at) {
+  using Q = typename Codec::quantizer;
+  const auto elements = static_cast<std::uint32_t>(values.size());
+  const std::uint32_t blocks = format::tile_blocks(elements);
+  const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
+
+  std::vector<std::int32_t> codes(elements, 0);
+  std::vector<std::uint16_t> outlier_index;
+  for (std::uint32_t i = 0; i < elements; ++i) {
+    if (!Q::template quantize<T>(values[i], p, codes[i])) {
+      codes[i] = 0;
+      outlier_index.push_back(static_cast<std::uint16_t>(i));
+    }
+  }
+  std::vector<std::uint8_t> widths(blocks, 0);
+  std::vector<std::uint32_t> planes;
+  const std::int32_t base = elements > 0 ? codes[0] : 0;
+  std::int32_t prev = base;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    std::uint32_t zz[format::kBlockElements] = {};
+    std::uint32_t any = 0;
+    for (std::uint32_t lane = 0; lane < format::kBlockElements; ++lane) {
+      const std::uint32_t i = b * format::kBlockElements + lane;
+      if (i >= elements) break;
+      const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(codes[i]) - static_cast<std::uint32_t>(prev));
+      prev = codes[i];
+      zz[lane] = format::zigzag(delta);
+      any |= zz[lane];
+    }
+    widths[b] = static_cast<std::uint8_t>(bit_width(any));
+    for (std::uint32_t k = 0; k < widths[b]; ++k) {
+      std::uint32_t word = 0;
+      for (std::uint32_t lane = 0; lane < format::kBlockElements; ++lane) word |= ((zz[lane] >> k) & 1u) << lane;
+      planes.push_back(word);
+    }
+  }
+  const auto outliers = static_cast<std::uint32_t>(outlier_index.size());
+  const format::fixed_tile_layout l = format::fixed_tile_layout_of(blocks, planes.size(), outliers, sizeof(T));
+
+  format::tile_header th{};
+  if (!Codec::coder::codes_tiles || l.total >= raw_bytes) {
+    th.mode = static_cast<std::uint8_t>(tile_mode::raw);
+    put(out, at, th);
+    std::memcpy(out.data() + at + sizeof th, values.data(), values.size_bytes());
+    return raw_bytes;
+  }
+  th.mode = static_cast<std::uint8_t>(tile_mode::fixed_length);
+  th.outlier_count = static_cast<std::uint16_t>(outliers);
+  th.base = base;
+  put(out, at, th);
+  std::memcpy(out.data() + at + l.widths, widths.data(), widths.size());
+  // An empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes.
+  if (!planes.empty()) std::memcpy(out.data() + at + l.planes, planes.data(), planes.size() * 4);
+  if (outliers > 0) std::memcpy(out.data() + at + l.outlier_index, outlier_index.data(), outliers * 2u);
+  for (std::uint32_t o = 0; o < outliers; ++o) {
+    put(out, at + l.outlier_values + o * sizeof(T), values[outlier_index[o]]);
+  }
+  return l.total;
+}
+
+[[noreturn]] inline void corrupt_tile(std::uint64_t tile, const std::string& what) {
+  throw format_error("ncclz: corrupted stream: tile " + std::to_string(tile) + " " + what);
+}
+
+template <class Codec, class T>
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+  using Q = typename Codec::quantizer;
+  const auto elements = static_cast<std::uint32_t>(out.size());
+  if (tile_bytes.size() < sizeof(format::tile_header)) corrupt_tile(tile, "is shorter than its header");
+  const auto th = get<format::tile_header>(tile_bytes, 0);
+  if (th.mode == static_cast<std::uint8_t>(tile_mode::raw)) {
+    if (format::raw_tile_bytes(elements, sizeof(T)) > tile_bytes.size()) corrupt_tile(tile, "is truncated (raw)");
+    std::memcpy(out.data(), tile_bytes.data() + sizeof th, out.size_bytes());
+    return;
+  }
+  if (th.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) corrupt_tile(tile, "has an unknown mode");
+  const std::uint32_t blocks = format::tile_blocks(elements);
+  if (sizeof th + blocks > tile_bytes.size()) corrupt_tile(tile, "is truncated (widths)");
+  std::uint64_t plane_words = 0;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    const auto w = static_cast<std::uint8_t>(tile_bytes[sizeof th + b]);
+    if (w > format::kMaxWidth) corrupt_tile(tile, "has a block width over 32 bits");
+    plane_words += w;
+  }
+  const format::fixed_tile_layout l = format::fixed_tile_layout_of(blocks, plane_words, th.outlier_count, sizeof(T));
+  if (l.total > tile_bytes.size() || th.outlier_count > elements) corrupt_tile(tile, "is truncated (planes or outliers)");
+
+  std::uint64_t plane = l.planes;
+  auto prev = static_cast<std::uint32_t>(th.base);
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    const auto w = static_cast<std::uint32_t>(tile_bytes[sizeof th + b]);
+    std::uint32_t zz[format::kBlockElements] = {};
+    for (std::uint32_t k = 0; k < w; ++k) {
+      const auto word = get<std::uint32_t>(tile_bytes, plane + 4u * k);
+      for (std::uint32_t lane = 0; lane < format::kBlockElements; ++lane) zz[lane] |= ((word >> lane) & 1u) << k;
+    }
+    plane += 4u * w;
+    for (std::uint32_t lane = 0; lane < format::kBlockElements; ++lane) {
+      const std::uint32_t i = b * format::kBlockElements + lane;
+      if (i >= elements) break;
+      prev += static_cast<std::uint32_t>(format::unzigzag(zz[lane]));
+      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(prev), p);
+    }
+  }
+  for (std::uint32_t o = 0; o < th.outlier_count; ++o) {
+    const auto i = get<std::uint16_t>(tile_bytes, l.outlier_index + 2u * o);
+    if (i >= elements) corrupt_tile(tile, "has an outlier index outside the tile");
+    out[i] = get<T>(tile_bytes, l.outlier_values + o * sizeof(T));
+  }
+}
+
+}  // namespace detail
+
+/// Compresses `in` into a new chunk. `bound` is absolute or relative as the Codec's quantizer says.
+template <class Codec, class T>
+std::vector<std::byte> compress(std::span<const T> in, double bound) {
+  using Q = typename Codec::quantizer;
+  ncclz::detail::validate_bound<Q>("host::compress", bound);
+  ncclz::detail::validate_count<T>("host::compress", in.size());
+  const quant_params<T> p =
+      Q::template make_params<T>(bound, Q::needs_range ? find_range(in) : value_range<T>::empty());
+
+  const std::uint64_t tiles = format::tile_count(in.size());
+  std::vector<std::byte> out(format::max_chunk_bytes(in.size(), sizeof(T)));
+  const std::uint64_t payload = sizeof(format::chunk_header);
+  std::uint64_t at = payload + format::table_bytes(tiles);
+  for (std::uint64_t t = 0; t < tiles; ++t) {
+    detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));
+    const std::span<const T> values = in.subspan(t * format::kTileElements, format::tile_elements(in.size(), t));
+    at += detail::encode_tile<Codec>(values, p, out, at);
+  }
+  format::chunk_header h{};
+  h.magic = format::kMagic;
+  h.version = format::kVersion;
+  h.value_type = static_cast<std::uint8_t>(dtype_of<T>());
+  h.quantizer = static_cast<std::uint8_t>(Q::id);
+  h.coder = static_cast<std::uint8_t>(Codec::coder::id);
+  h.tile_elements = format::kTileElements;
+  h.tile_count = static_cast<std::uint32_t>(tiles);
+  h.element_count = in.size();
+  h.payload_bytes = at - payload;
+  h.bound = bound;
+  h.error_bound = p.error_bound;
+  h.step = static_cast<double>(p.step);
+  detail::put(out, 0, h);
+  out.resize(at);
+  return out;
+}
+
+/// Decompresses a chunk into `out`, whose size must be the chunk's element count. Throws
+/// format_error for a bad, truncated or mismatched stream; writes `out` only once it is valid
+/// up to each tile it decodes.
+template <class Codec, class T>
+void decompress(std::span<const std::byte> stream, std::span<T> out) {
+  const format::chunk_header h = ncclz::detail::parse_header(stream.data(), stream.size());
+  ncclz::detail::check_header_matches<Codec, T>(h, out.size());
+  quant_params<T> p{};
+  p.step = static_cast<T>(h.step);
+  p.error_bound = h.error_bound;
+  p.bound = h.bound;
+  const std::span<const std::byte> payload = stream.subspan(sizeof(format::chunk_header), h.payload_bytes);
+  const std::uint64_t table = format::table_bytes(h.tile_count);
+  for (std::uint64_t t = 0; t < h.tile_count; ++t) {
+    const std::uint64_t begin = std::uint64_t{detail::get<std::uint32_t>(payload, 4 * t)} * 8;
+    const std::uint64_t end =
+        t + 1 < h.tile_count ? std::uint64_t{detail::get<std::uint32_t>(payload, 4 * (t + 1))} * 8 : payload.size();
+    if (begin < table || begin > end || end > payload.size()) detail::corrupt_tile(t, "has an offset outside the stream");
+    detail::decode_tile<Codec, T>(payload.subspan(begin, end - begin), t, p,
+                                  out.subspan(t * format::kTileElements, format::tile_elements(out.size(), t)));
+  }
+}
+
+}  // namespace ncclz::host

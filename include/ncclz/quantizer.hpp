@@ -1,0 +1,184 @@
+// Quantizer policies: float values <-> integer codes, once, at the interface.
+//
+//   using Q = ncclz::Quantizer<ncclz::RelBound>;   // or ncclz::Quantizer<ncclz::AbsBound>
+//
+// A code is q = rint(x / step) with step = 2 * eb, so |x - q * step| <= eb. The quantizer checks
+// that inequality for every value, in the arithmetic the decoder will use; a value that fails it
+// (NaN, +-Inf, |x| / step >= 2^30, or a rounding case at the edge) is an *outlier* and is carried
+// bit for bit beside the codes, never clipped. Host and device run this same code, so a stream
+// made on either side decodes identically on the other.
+#pragma once
+
+#include <cmath>
+#include <concepts>
+#include <cstdint>
+#include <limits>
+
+#include "ncclz/detail/config.hpp"
+#include "ncclz/format.hpp"
+
+namespace ncclz {
+
+/// The smallest and largest finite values of an input (NaN and +-Inf are left out). An input
+/// without a finite value has lo = +inf, hi = -inf.
+template <class T>
+struct value_range {
+  T lo;
+  T hi;
+  NCCLZ_HOST_DEVICE static constexpr value_range empty() {
+    return {std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+  }
+  NCCLZ_HOST_DEVICE constexpr value_range merge(value_range o) const {
+    return {o.lo < lo ? o.lo : lo, o.hi > hi ? o.hi : hi};
+  }
+  NCCLZ_HOST_DEVICE constexpr bool has_finite() const { return lo <= hi; }
+};
+
+/// What the quantizer applies to one chunk; computed once (on the device for RelBound).
+template <class T>
+struct quant_params {
+  T step;              ///< code unit
+  T inv_step;          ///< 1 / step, rounded; 0 when the bound is out of the type's reach (every code is 0)
+  double error_bound;  ///< the absolute bound every decoded value keeps
+  double bound;        ///< what the caller asked for
+};
+
+namespace detail {
+/// A product rounded on its own: never fused into a neighbouring add, so device and host (built
+/// with -ffp-contract=off, see meson.build) compute the same bits.
+template <class T>
+NCCLZ_HOST_DEVICE inline T mul_rn(T a, T b) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, float>) return __fmul_rn(a, b);
+  else return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+
+template <class T>
+NCCLZ_HOST_DEVICE inline T round_half_even(T v) {
+  if constexpr (std::is_same_v<T, float>) return rintf(v);
+  else return rint(v);
+}
+
+/// Turns an absolute bound into a step. `lossless_scale` is used when eb == 0: a step for which
+/// the one finite value there is (a constant input) is a code, so constants stay exact.
+template <class T>
+NCCLZ_HOST_DEVICE inline quant_params<T> params_for(double eb, double bound, double lossless_scale) {
+  quant_params<T> p{};
+  p.error_bound = eb;
+  p.bound = bound;
+  const double step = eb > 0.0 ? 2.0 * eb : (lossless_scale != 0.0 ? fabs(lossless_scale) : 1.0);
+  p.step = static_cast<T>(step);
+  const bool usable = p.step > T(0) && p.step <= std::numeric_limits<T>::max();
+  p.inv_step = usable ? T(1) / p.step : T(0);
+  if (!usable || !(p.inv_step <= std::numeric_limits<T>::max())) {
+    // The bound is out of the element type's reach (a step that is 0, subnormal-inverse or Inf):
+    // every value codes as 0 and is kept only if 0 is within the bound, else it is an outlier.
+    p.step = T(1);
+    p.inv_step = T(0);
+  }
+  return p;
+}
+}  // namespace detail
+
+/// Error bound tag: `bound` is an absolute error, the same unit as the data.
+struct AbsBound {
+  static constexpr quantizer_id id = quantizer_id::abs;
+  static constexpr bool needs_range = false;
+  static constexpr const char* name = "abs";
+};
+
+/// Error bound tag: `bound` is relative to the value range R = max - min of the finite values of
+/// the input (of all ranks' inputs, in a collective); eb = bound * R. An input whose finite values
+/// are all equal (R = 0) is coded exactly.
+struct RelBound {
+  static constexpr quantizer_id id = quantizer_id::rel;
+  static constexpr bool needs_range = true;
+  static constexpr const char* name = "rel";
+};
+
+template <class ErrorBound>
+struct Quantizer {
+  static_assert(std::is_same_v<ErrorBound, AbsBound> || std::is_same_v<ErrorBound, RelBound>,
+                "ncclz::Quantizer<ErrorBound>: ErrorBound must be ncclz::AbsBound or ncclz::RelBound");
+  using error_bound = ErrorBound;
+  static constexpr quantizer_id id = ErrorBound::id;
+  static constexpr bool needs_range = ErrorBound::needs_range;
+  static constexpr const char* name = ErrorBound::name;
+
+  /// Parameters for a chunk; `range` is read only when needs_range.
+  template <class T>
+  NCCLZ_HOST_DEVICE static quant_params<T> make_params(double bound, value_range<T> range) {
+    if constexpr (needs_range) {
+      if (!range.has_finite()) return detail::params_for<T>(0.0, bound, 0.0);
+      const double r = static_cast<double>(range.hi) - static_cast<double>(range.lo);
+      return detail::params_for<T>(bound * r, bound, static_cast<double>(range.hi));
+    } else {
+      return detail::params_for<T>(bound, bound, 0.0);
+    }
+  }
+
+  /// Writes the code of x to q and returns true, or returns false for an outlier.
+  template <class T>
+  NCCLZ_HOST_DEVICE static bool quantize(T x, const quant_params<T>& p, std::int32_t& q) {
+    const T rounded = detail::round_half_even(detail::mul_rn(x, p.inv_step));
+    if (!(rounded < T(format::kMaxCodeMagnitude) && rounded > -T(format::kMaxCodeMagnitude))) return false;  // NaN too
+    const auto code = static_cast<std::int32_t>(rounded);
+    const T decoded = dequantize<T>(code, p);
+    const double err = static_cast<double>(x) - static_cast<double>(decoded);
+    if (!(err <= p.error_bound && -err <= p.error_bound)) return false;
+    q = code;
+    return true;
+  }
+
+  /// q * step, with the product formed in double: float(q) would already round codes beyond 2^24.
+  template <class T>
+  NCCLZ_HOST_DEVICE static T dequantize(std::int32_t q, const quant_params<T>& p) {
+    return static_cast<T>(detail::mul_rn(static_cast<double>(q), static_cast<double>(p.step)));
+  }
+};
+
+/// What ncclz needs from a Quantizer policy. A user-written quantizer models this; see
+/// examples/02_custom_quantizer.
+template <class Q>
+concept QuantizerPolicy = requires(double bound, value_range<float> rf, value_range<double> rd,
+                                   quant_params<float> pf, quant_params<double> pd, float xf, double xd,
+                                   std::int32_t& q) {
+  { Q::id } -> std::convertible_to<quantizer_id>;
+  { Q::needs_range } -> std::convertible_to<bool>;
+  { Q::name } -> std::convertible_to<const char*>;
+  { Q::template make_params<float>(bound, rf) } -> std::same_as<quant_params<float>>;
+  { Q::template make_params<double>(bound, rd) } -> std::same_as<quant_params<double>>;
+  { Q::template quantize<float>(xf, pf, q) } -> std::same_as<bool>;
+  { Q::template quantize<double>(xd, pd, q) } -> std::same_as<bool>;
+  { Q::template dequantize<float>(q, pf) } -> std::same_as<float>;
+  { Q::template dequantize<double>(q, pd) } -> std::same_as<double>;
+};
+
+static_assert(QuantizerPolicy<Quantizer<AbsBound>>);
+static_assert(QuantizerPolicy<Quantizer<RelBound>>);
+
+namespace detail {
+/// Names the member a quantizer misses, one static_assert each, so the compiler's message says
+/// what to add rather than only that a concept failed.
+template <class Q>
+struct check_quantizer {
+  static_assert(requires { { Q::id } -> std::convertible_to<quantizer_id>; },
+                "ncclz: a Quantizer policy needs `static constexpr ncclz::quantizer_id id` (use quantizer_id::user)");
+  static_assert(requires { { Q::needs_range } -> std::convertible_to<bool>; },
+                "ncclz: a Quantizer policy needs `static constexpr bool needs_range` (true if make_params reads the value range)");
+  static_assert(requires { { Q::name } -> std::convertible_to<const char*>; },
+                "ncclz: a Quantizer policy needs `static constexpr const char* name`");
+  static_assert(requires(double b, value_range<float> r) { { Q::template make_params<float>(b, r) } -> std::same_as<quant_params<float>>; },
+                "ncclz: a Quantizer policy needs `template <class T> static quant_params<T> make_params(double bound, value_range<T>)`, host and device");
+  static_assert(requires(float x, quant_params<float> p, std::int32_t& q) { { Q::template quantize<float>(x, p, q) } -> std::same_as<bool>; },
+                "ncclz: a Quantizer policy needs `template <class T> static bool quantize(T x, const quant_params<T>&, std::int32_t& code)`, host and device, returning false for values it cannot code within the bound");
+  static_assert(requires(std::int32_t q, quant_params<float> p) { { Q::template dequantize<float>(q, p) } -> std::same_as<float>; },
+                "ncclz: a Quantizer policy needs `template <class T> static T dequantize(std::int32_t code, const quant_params<T>&)`, host and device");
+  static constexpr bool value = QuantizerPolicy<Q>;
+};
+}  // namespace detail
+
+}  // namespace ncclz

@@ -1,0 +1,288 @@
+// The device codec against the host reference codec: bit-exact streams both ways, the error bound
+// on every element, bad chunks and bad arguments rejected. Fresh random data in every test.
+#include <catch2/catch.hpp>
+
+#include <ncclz/host/reference_codec.hpp>
+#include <ncclz/ncclz.cuh>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+template <class T>
+struct device_buffer {
+  T* ptr = nullptr;
+  std::size_t count = 0;
+  explicit device_buffer(std::size_t n) : count(n) { NCCLZ_CUDA_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~device_buffer() { cudaFree(ptr); }
+  device_buffer(const device_buffer&) = delete;
+  device_buffer& operator=(const device_buffer&) = delete;
+};
+
+std::uint64_t fresh_seed() {
+  static std::random_device rd;
+  return (std::uint64_t{rd()} << 32) | rd();
+}
+
+enum class shape { smooth, noisy, constant, spiky, special, overflow };
+
+const char* name_of(shape s) {
+  switch (s) {
+    case shape::smooth: return "smooth";
+    case shape::noisy: return "noisy";
+    case shape::constant: return "constant";
+    case shape::spiky: return "spiky";
+    case shape::special: return "nan_inf";
+    case shape::overflow: return "overflow";
+  }
+  return "?";
+}
+
+template <class T>
+std::vector<T> make_input(shape s, std::size_t n, std::mt19937_64& rng) {
+  std::vector<T> v(n);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  const double phase = uniform(rng) * 3;
+  double walk = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    walk += 0.01 * normal(rng);
+    switch (s) {
+      case shape::smooth: v[i] = T(100 * std::sin(i * 1e-3 + phase) + walk); break;
+      case shape::noisy: v[i] = T(uniform(rng)); break;
+      case shape::constant: v[i] = T(3.25 + phase); break;
+      case shape::spiky: v[i] = T(std::sin(i * 1e-2) + (rng() % 997 == 0 ? 1e4 * uniform(rng) : 0.0)); break;
+      case shape::special: v[i] = T(std::sin(i * 1e-2) + walk); break;
+      case shape::overflow: v[i] = T(1e12 * uniform(rng)); break;
+    }
+  }
+  if (s == shape::special) {
+    for (std::size_t i = 0; i < n; i += 1 + rng() % 300) {
+      const int k = static_cast<int>(rng() % 3);
+      v[i] = k == 0 ? std::numeric_limits<T>::quiet_NaN() : (k == 1 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity());
+    }
+  }
+  return v;
+}
+
+template <class T>
+void require_within_bound(const std::vector<T>& in, const std::vector<T>& out, double eb) {
+  std::size_t bad = 0, first_bad = 0;
+  double max_err = 0;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    bool ok;
+    if (std::isnan(in[i])) ok = std::isnan(out[i]);
+    else if (std::isinf(in[i])) ok = out[i] == in[i];
+    else {
+      const double err = std::fabs(static_cast<double>(in[i]) - static_cast<double>(out[i]));
+      ok = err <= eb;  // also false for a NaN out
+      if (err > max_err) max_err = err;
+    }
+    if (!ok && bad++ == 0) first_bad = i;
+  }
+  INFO("max error " << max_err << " bound " << eb << "; first bad element " << first_bad);
+  REQUIRE(bad == 0);
+}
+
+double error_bound_of(const std::vector<std::byte>& chunk) {
+  return ncclz::detail::parse_header(chunk.data(), chunk.size()).error_bound;
+}
+
+template <class T>
+std::vector<T> download(const T* d, std::size_t n) {
+  std::vector<T> h(n);
+  if (n) NCCLZ_CUDA_TRY(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost));
+  return h;
+}
+
+template <class T>
+void upload(T* d, const std::vector<T>& h) {
+  if (!h.empty()) NCCLZ_CUDA_TRY(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+}
+
+/// Device and host must write the same bytes, and read each other's bytes to the same values.
+template <class Codec, class T>
+void require_device_matches_host(const std::vector<T>& in, double bound) {
+  const std::size_t n = in.size();
+  const std::vector<std::byte> host_chunk = ncclz::host::compress<Codec>(std::span<const T>(in), bound);
+
+  ncclz::Compressor<Codec, T> codec(n);
+  const std::size_t capacity = ncclz::max_compressed_bytes<T>(n);
+  device_buffer<T> d_in(n), d_out(n);
+  device_buffer<std::byte> d_chunk(capacity);
+  upload(d_in.ptr, in);
+  NCCLZ_CUDA_TRY(cudaMemset(d_chunk.ptr, 0xA5, capacity));  // poison: padding must be written too
+  codec.compress(d_in.ptr, n, d_chunk.ptr, capacity, bound);
+  const std::uint64_t size = codec.compressed_bytes();
+  REQUIRE(size == host_chunk.size());
+  const std::vector<std::byte> device_chunk = download(d_chunk.ptr, size);
+  const auto mismatch = std::mismatch(device_chunk.begin(), device_chunk.end(), host_chunk.begin());
+  INFO("first differing byte at " << (mismatch.first - device_chunk.begin()) << " of " << size);
+  REQUIRE(mismatch.first == device_chunk.end());
+
+  // The device decodes the host's chunk to exactly what the host decodes it to.
+  std::vector<T> host_out(n);
+  ncclz::host::decompress<Codec>(std::span<const std::byte>(host_chunk), std::span<T>(host_out));
+  upload(d_chunk.ptr, host_chunk);
+  if (n) NCCLZ_CUDA_TRY(cudaMemset(d_out.ptr, 0xFF, n * sizeof(T)));
+  codec.decompress(d_chunk.ptr, host_chunk.size(), d_out.ptr, n);
+  codec.check();
+  const std::vector<T> device_out = download(d_out.ptr, n);
+  REQUIRE(std::memcmp(device_out.data(), host_out.data(), n * sizeof(T)) == 0);
+  require_within_bound(in, device_out, error_bound_of(host_chunk));
+}
+
+template <class C, class V>
+struct combo {
+  using codec = C;
+  using value = V;
+};
+using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][codec]", (combo<RelFL, float>),
+                   (combo<RelFL, double>), (combo<AbsFL, float>), (combo<AbsFL, double>), (combo<RelRaw, float>),
+                   (combo<RelRaw, double>), (combo<AbsRaw, float>), (combo<AbsRaw, double>)) {
+  using Codec = typename TestType::codec;
+  using T = typename TestType::value;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const bool rel = Codec::quantizer::needs_range;
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{32}, std::size_t{33},
+                              std::size_t{8191}, std::size_t{8192}, std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
+    for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow}) {
+      for (const double bound : rel ? std::vector<double>{1e-2, 1e-4} : std::vector<double>{1e-1, 1e-4}) {
+        CAPTURE(n, name_of(s), bound);
+        require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
+      }
+    }
+  }
+}
+
+TEST_CASE("device codec round-trips an input over 1 GiB within the bound", "[gpu][codec][large]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::size_t n = (std::size_t{1} << 28) + 4099;  // 1 GiB of float and a partial tile
+  std::vector<float> in(n);
+  const double phase = static_cast<double>(rng() % 1000) / 100.0;
+  std::uint64_t lcg = rng();
+  float walk = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    lcg = lcg * 6364136223846793005ull + 1442695040888963407ull;
+    walk += static_cast<float>(static_cast<std::int64_t>(lcg >> 40) - (1 << 23)) * 1e-9f;
+    in[i] = static_cast<float>(50.0 * std::sin(static_cast<double>(i) * 1e-4 + phase)) + walk;
+  }
+  in[n / 3] = std::numeric_limits<float>::quiet_NaN();
+  in[n / 2] = -std::numeric_limits<float>::infinity();
+  require_device_matches_host<RelFL>(in, 1e-3);
+}
+
+TEST_CASE("device codec reads inputs at any element-aligned address", "[gpu][codec]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<float> in = make_input<float>(shape::smooth, 100003, rng);
+  device_buffer<float> d_in(in.size());
+  upload(d_in.ptr, in);
+  ncclz::Compressor<RelFL, float> codec(in.size());
+  const std::size_t cap = ncclz::max_compressed_bytes<float>(in.size());
+  device_buffer<std::byte> d_chunk(cap);
+  for (const std::size_t offset : {1, 3, 5}) {
+    CAPTURE(offset);
+    const std::vector<float> part(in.begin() + offset, in.end());
+    const std::vector<std::byte> host_chunk = ncclz::host::compress<RelFL>(std::span<const float>(part), 1e-3);
+    codec.compress(d_in.ptr + offset, part.size(), d_chunk.ptr, cap, 1e-3);
+    REQUIRE(codec.compressed_bytes() == host_chunk.size());
+    REQUIRE(download(d_chunk.ptr, host_chunk.size()) == host_chunk);
+    device_buffer<float> d_out(part.size() + 1);
+    codec.decompress(d_chunk.ptr, cap, d_out.ptr + 1, part.size());  // misaligned output too
+    codec.check();
+    require_within_bound(part, download(d_out.ptr + 1, part.size()), error_bound_of(host_chunk));
+  }
+  const auto* byte_misaligned = reinterpret_cast<const float*>(reinterpret_cast<const char*>(d_in.ptr) + 2);
+  REQUIRE_THROWS_AS(codec.compress(byte_misaligned, 10, d_chunk.ptr, cap, 1e-3), ncclz::invalid_argument);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 10, d_chunk.ptr + 4, cap - 4, 1e-3), ncclz::invalid_argument);
+}
+
+TEST_CASE("device codec rejects bad arguments before queuing work", "[gpu][codec]") {
+  ncclz::Compressor<RelFL, float> codec(1000);
+  device_buffer<float> d_in(1000);
+  const std::size_t cap = ncclz::max_compressed_bytes<float>(1000);
+  device_buffer<std::byte> d_chunk(cap);
+  REQUIRE_THROWS_AS(codec.compress(nullptr, 10, d_chunk.ptr, cap, 1e-3), ncclz::invalid_argument);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 10, nullptr, cap, 1e-3), ncclz::invalid_argument);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 1000, d_chunk.ptr, cap - 1, 1e-3), ncclz::invalid_argument);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 1001, d_chunk.ptr, cap, 1e-3), ncclz::invalid_argument);
+  for (const double bad : {0.0, -1e-3, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 10, d_chunk.ptr, cap, bad), ncclz::invalid_argument);
+  }
+  REQUIRE_THROWS_AS(codec.decompress(d_chunk.ptr, 10, d_in.ptr, 10), ncclz::format_error);
+  REQUIRE_NOTHROW(codec.compress(d_in.ptr, 0, d_chunk.ptr, cap, 1e-3));
+}
+
+TEST_CASE("device decoder reports corrupted and mismatched chunks", "[gpu][codec]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  std::vector<float> in = make_input<float>(shape::smooth, 3 * 8192 + 100, rng);
+  in[5] = std::numeric_limits<float>::quiet_NaN();  // one outlier in tile 0
+  const std::vector<std::byte> good = ncclz::host::compress<RelFL>(std::span<const float>(in), 1e-3);
+  const auto header = ncclz::detail::parse_header(good.data(), good.size());
+  const std::uint64_t payload = sizeof(ncclz::format::chunk_header);
+  std::uint32_t tile0;
+  std::memcpy(&tile0, good.data() + payload, 4);
+  const std::uint64_t tile0_at = payload + std::uint64_t{tile0} * 8;
+  REQUIRE(static_cast<int>(good[tile0_at]) == static_cast<int>(ncclz::tile_mode::fixed_length));
+
+  ncclz::Compressor<RelFL, float> codec(in.size());
+  device_buffer<std::byte> d_chunk(good.size() + 64);
+  device_buffer<float> d_out(in.size());
+
+  const auto expect_failure = [&](std::vector<std::byte> chunk, std::size_t capacity, std::size_t count,
+                                  const char* what) {
+    CAPTURE(what);
+    upload(d_chunk.ptr, chunk);
+    codec.decompress(d_chunk.ptr, capacity, d_out.ptr, count);
+    REQUIRE_THROWS_AS(codec.check(), ncclz::format_error);
+  };
+  auto with = [&](std::size_t at, std::byte v) {
+    std::vector<std::byte> c = good;
+    c[at] = v;
+    return c;
+  };
+  expect_failure(with(0, std::byte{0}), good.size(), in.size(), "magic");
+  expect_failure(with(4, std::byte{9}), good.size(), in.size(), "version");
+  expect_failure(good, good.size() - 8, in.size(), "truncated");
+  expect_failure(good, good.size(), in.size() - 1, "count");
+  expect_failure(with(payload + 1, std::byte{0x7f}), good.size(), in.size(), "tile offset");
+  expect_failure(with(tile0_at, std::byte{7}), good.size(), in.size(), "tile mode");
+  expect_failure(with(tile0_at + 8, std::byte{40}), good.size(), in.size(), "width");
+  {
+    std::vector<std::byte> c = good;  // outlier count beyond what the tile holds
+    c[tile0_at + 2] = std::byte{0xff};
+    c[tile0_at + 3] = std::byte{0x7f};
+    expect_failure(c, good.size(), in.size(), "outlier count");
+  }
+  // The good chunk still decodes after all that.
+  upload(d_chunk.ptr, good);
+  codec.decompress(d_chunk.ptr, good.size(), d_out.ptr, in.size());
+  REQUIRE_NOTHROW(codec.check());
+  require_within_bound(in, download(d_out.ptr, in.size()), header.error_bound);
+
+  // A float chunk is not a double chunk.
+  ncclz::Compressor<RelFL, double> wrong_type(in.size());
+  device_buffer<double> d_out64(in.size());
+  wrong_type.decompress(d_chunk.ptr, good.size(), d_out64.ptr, in.size());
+  REQUIRE_THROWS_AS(wrong_type.check(), ncclz::format_error);
+}
