@@ -73,7 +73,7 @@ namespace detail {
   std::string m = std::string("ncclz: ") + call + " failed: " + nccl_result_name(status) + " (" +
                   (description != nullptr ? description : "?") + ") at " + file + ":" +
                   std::to_string(line);
-  if (last_error != nullptr && last_error[0] != '\0') m += "; NCCL says: " + std::string(last_error);
+  if (last_error != nullptr && last_error[0] != '\0') m += "; last NCCL error: " + std::string(last_error);
   if (status == 7) {
     m += "; the communicator is non-blocking (config.blocking = 0): wait for the call with "
          "NCCLZ_NCCL_TRY_COMM (ncclz/detail/nccl_wait.hpp) instead";

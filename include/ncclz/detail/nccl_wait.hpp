@@ -33,7 +33,7 @@ inline constexpr std::chrono::milliseconds nccl_default_wait{std::chrono::minute
                   nccl_result_name(static_cast<int>(status)) + " (" + ncclGetErrorString(status) +
                   ")";
   const char* last = ncclGetLastError(comm);
-  if (last != nullptr && last[0] != '\0') m += "; NCCL says: " + std::string(last);
+  if (last != nullptr && last[0] != '\0') m += "; last NCCL error: " + std::string(last);
   if (!extra.empty()) m += "; " + extra;
   throw nccl_error(static_cast<int>(status), m);
 }
@@ -64,8 +64,10 @@ inline void nccl_wait(ncclComm_t comm, ncclResult_t result, std::string_view wha
 
 }  // namespace ncclz::detail
 
-#define NCCLZ_PP_STRINGIZE_(x) #x
-#define NCCLZ_PP_STRINGIZE(x) NCCLZ_PP_STRINGIZE_(x)
+#if !defined(NCCLZ_PP_STRINGIZE)
+#  define NCCLZ_PP_STRINGIZE_(x) #x
+#  define NCCLZ_PP_STRINGIZE(x) NCCLZ_PP_STRINGIZE_(x)
+#endif
 
 /// Runs an NCCL call on `comm` and finishes it (see ncclz::detail::nccl_wait): right for blocking
 /// and non-blocking communicators alike. Throws ncclz::nccl_error naming the call and its place.

@@ -1,0 +1,346 @@
+#!/usr/bin/env bash
+# Runs N copies of a command as the N ranks of one NCCL job on this machine.
+#
+#   scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
+#
+# Default ("emulated") mode, for one GPU shared by all ranks (see /work/shared/CLUSTER.md): each
+# rank gets its own NCCL_HOSTID, so NCCL treats every process as a node of its own, and the socket
+# transport on loopback is forced, so ranks talk TCP as nodes do over Ethernet. An MPS control
+# daemon is started (when nvidia-cuda-mps-control exists and starts) so the ranks' kernels run
+# concurrently instead of time-slicing the GPU.
+#
+# --real-gpus (alias --gpus-per-rank), for a machine with a GPU per rank: rank r uses GPU r
+# (NCCLZ_DEVICE=r), NCCL picks its transports (NVLink, P2P, SHM) and no MPS is started; --socket
+# forces the emulated-cluster socket settings in this mode too.
+#
+# Every rank gets: NCCLZ_RANK, NCCLZ_NRANKS, NCCLZ_BOOTSTRAP_FILE (a fresh path per launch; rank 0
+# writes the ncclUniqueId there, see include/ncclz/bootstrap.hpp) and NCCL_NVLS_ENABLE=0; in
+# socket mode also NCCL_HOSTID=node<r> NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket
+# NCCL_SOCKET_IFNAME=lo; with MPS, CUDA_MPS_PIPE_DIRECTORY and CUDA_MPS_LOG_DIRECTORY. Other
+# variables (NCCL_DEBUG, NCCL_SOCKET_NTHREADS, ...) pass through from the caller.
+#
+# Rank 0's output goes to this terminal, rank r's to DIR/rank<r>.log. Exit status: 0 when all
+# ranks exit 0; the status of the first rank to fail otherwise (the others are stopped after a
+# grace period, and the tail of each failed rank's log is printed); 77 when every rank exits 77
+# (no GPU: meson's "skipped"); 124 when --timeout passes first. MPS is stopped and temporary files
+# are removed however the script ends (short of SIGKILL).
+set -uo pipefail
+
+prog=emulated_cluster
+note() { printf '%s: %s\n' "$prog" "$*" >&2; }
+die() { note "$*"; exit 2; }
+
+usage() {
+  cat <<'USAGE'
+usage: scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
+  -n, --nranks N         number of ranks (processes)
+  --timeout SEC          stop everything after SEC seconds and exit 124 (default: no limit)
+  --log-dir DIR          where rank<r>.log of ranks 1..N-1 go (default: a temporary folder,
+                         removed after a clean run and kept after a failure)
+  --grace SEC            after a rank fails, how long the others get to exit before they are
+                         stopped (default 10)
+  --no-mps               do not start MPS (emulated mode)
+  --real-gpus, --gpus-per-rank
+                         one GPU per rank: NCCLZ_DEVICE=r, NCCL's own transports, no MPS
+  --socket               with --real-gpus: force the socket transport on loopback anyway
+  -h, --help             this text
+USAGE
+}
+
+nranks=""
+timeout_s=0
+grace_s=10
+log_dir=""
+use_mps=1
+real_gpus=0
+force_socket=0
+need_value() {
+  if [ "$#" -lt 2 ] || [ -z "$2" ]; then die "option $1 needs a value (see --help)"; fi
+}
+while [ "$#" -gt 0 ]; do
+  case "$1" in
+    -n | --nranks) need_value "$@"; nranks=$2; shift 2 ;;
+    -n*) nranks=${1#-n}; shift ;;
+    --nranks=*) nranks=${1#*=}; shift ;;
+    --timeout) need_value "$@"; timeout_s=$2; shift 2 ;;
+    --timeout=*) timeout_s=${1#*=}; shift ;;
+    --log-dir) need_value "$@"; log_dir=$2; shift 2 ;;
+    --log-dir=*) log_dir=${1#*=}; shift ;;
+    --grace) need_value "$@"; grace_s=$2; shift 2 ;;
+    --grace=*) grace_s=${1#*=}; shift ;;
+    --no-mps) use_mps=0; shift ;;
+    --real-gpus | --gpus-per-rank) real_gpus=1; shift ;;
+    --socket) force_socket=1; shift ;;
+    -h | --help) usage; exit 0 ;;
+    --) shift; break ;;
+    *) die "unknown option '$1' (the command goes after --; see --help)" ;;
+  esac
+done
+[ "$#" -gt 0 ] || die "no command given (put it after --; see --help)"
+[[ $nranks =~ ^[1-9][0-9]*$ ]] || die "-n needs a positive rank count, got '${nranks}'"
+[[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout needs whole seconds, got '${timeout_s}'"
+[[ $grace_s =~ ^[0-9]+$ ]] || die "--grace needs whole seconds, got '${grace_s}'"
+socket_mode=1
+if ((real_gpus)); then
+  socket_mode=$force_socket
+  use_mps=0
+elif ((force_socket)); then
+  note "--socket only matters with --real-gpus: the emulated cluster always uses sockets"
+fi
+
+# --- state, and the cleanup that runs however we leave --------------------------------------------
+work=""
+mps_pipe=""
+mps_log=""
+mps_started=0
+own_log_dir=0
+
+declare -a pids=()      # pids[r]: rank r's process (also its process group: started with setsid)
+declare -A rank_of=()   # pid -> rank, for ranks not reaped yet
+declare -a rc_of=()     # rc_of[r]: rank r's exit status once reaped
+use_setsid=0
+command -v setsid >/dev/null 2>&1 && use_setsid=1
+
+signal_ranks() { # SIGNAL: to every rank still running (its whole process group when we can)
+  local pid
+  for pid in "${!rank_of[@]}"; do
+    if ((use_setsid)); then
+      kill -s "$1" -- "-$pid" 2>/dev/null || kill -s "$1" "$pid" 2>/dev/null
+    else
+      kill -s "$1" "$pid" 2>/dev/null
+    fi
+  done
+}
+
+
+# shellcheck disable=SC2317  # reached from the EXIT trap
+stop_mps() {
+  ((mps_started)) || return 0
+  mps_started=0
+  local pid_file=$mps_pipe/nvidia-cuda-mps-control.pid daemon="" i
+  [ -r "$pid_file" ] && daemon=$(cat "$pid_file" 2>/dev/null)
+  if echo quit | CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log nvidia-cuda-mps-control >/dev/null 2>&1; then
+    note "MPS: stopped"
+  else
+    note "MPS: 'quit' to the control daemon failed (pipe $mps_pipe); it may still be running"
+  fi
+  # Let the daemon finish before its folders go away.
+  if [[ $daemon =~ ^[0-9]+$ ]]; then
+    for ((i = 0; i < 100; i++)); do
+      kill -0 "$daemon" 2>/dev/null || break
+      sleep 0.1
+    done
+  else
+    sleep 0.5
+  fi
+}
+
+final_rc=""
+# shellcheck disable=SC2317  # the EXIT trap
+cleanup() {
+  local rc=${final_rc:-$?} i
+  trap - EXIT INT TERM HUP
+  if ((${#rank_of[@]} > 0)); then
+    signal_ranks TERM
+    for ((i = 0; i < 30; i++)); do
+      [ -z "$(jobs -pr)" ] && break
+      sleep 0.1
+    done
+    if [ -n "$(jobs -pr)" ]; then
+      signal_ranks KILL
+      for ((i = 0; i < 20; i++)); do
+        [ -z "$(jobs -pr)" ] && break
+        sleep 0.1
+      done
+    fi
+  fi
+  stop_mps
+  [ -n "$work" ] && rm -rf "$work"
+  if ((own_log_dir)); then
+    if ((rc == 0 || rc == 77)); then
+      rm -rf "$log_dir"
+    else
+      note "rank logs kept in $log_dir"
+    fi
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'note "interrupted"; final_rc=130; exit 130' INT
+trap 'note "terminated"; final_rc=143; exit 143' TERM
+trap 'final_rc=129; exit 129' HUP
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/ncclz-cluster.XXXXXX") || die "cannot make a temporary folder"
+bootstrap_file=$work/bootstrap.id  # does not exist yet: rank 0 creates it
+mps_pipe=$work/mps-pipe
+mps_log=$work/mps-log
+if [ -z "$log_dir" ]; then
+  log_dir=$(mktemp -d "${TMPDIR:-/tmp}/ncclz-cluster-logs.XXXXXX") || die "cannot make a log folder"
+  own_log_dir=1
+else
+  mkdir -p "$log_dir" || die "cannot make --log-dir '$log_dir'"
+fi
+
+# --- MPS ------------------------------------------------------------------------------------------
+start_mps() {
+  if ! command -v nvidia-cuda-mps-control >/dev/null 2>&1; then
+    note "MPS: nvidia-cuda-mps-control not found; the ranks will time-slice the GPU"
+    return
+  fi
+  if command -v pgrep >/dev/null 2>&1 && pgrep -x nvidia-cuda-mps-control >/dev/null 2>&1; then
+    note "MPS: another MPS control daemon is running on this machine; starting our own anyway"
+  fi
+  mkdir -p "$mps_pipe" "$mps_log"
+  local err=$work/mps-start.err i
+  if CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log nvidia-cuda-mps-control -d >"$err" 2>&1; then
+    mps_started=1
+    for ((i = 0; i < 50; i++)); do
+      [ -e "$mps_pipe/control" ] && break
+      sleep 0.1
+    done
+    [ -e "$mps_pipe/control" ] || note "MPS: daemon started but $mps_pipe/control did not appear; going on"
+    export CUDA_MPS_PIPE_DIRECTORY=$mps_pipe CUDA_MPS_LOG_DIRECTORY=$mps_log
+    note "MPS: started (CUDA_MPS_PIPE_DIRECTORY=$mps_pipe)"
+  else
+    note "MPS: could not start the control daemon ($(tr '\n' ' ' <"$err")); the ranks will time-slice the GPU"
+  fi
+}
+if ((use_mps)); then
+  start_mps
+elif ((!real_gpus)); then
+  note "MPS: off (--no-mps); the ranks will time-slice the GPU"
+fi
+
+# --- launch ---------------------------------------------------------------------------------------
+common_env=(NCCLZ_NRANKS="$nranks" NCCLZ_BOOTSTRAP_FILE="$bootstrap_file" NCCL_NVLS_ENABLE=0)
+if ((socket_mode)); then
+  common_env+=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo)
+fi
+if ((real_gpus)); then
+  mode="one GPU per rank$( ((socket_mode)) && echo ', sockets on loopback')"
+  if command -v nvidia-smi >/dev/null 2>&1; then
+    gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
+    ((gpus < nranks)) && note "warning: $nranks ranks but nvidia-smi lists $gpus GPU(s)"
+  fi
+else
+  mode="emulated: one node per process, sockets on loopback, MPS $( ((mps_started)) && echo on || echo off)"
+fi
+note "$nranks rank(s), $mode; rank 0 prints here, ranks 1..$((nranks - 1)) log to $log_dir"
+
+launcher=(env)
+((use_setsid)) && launcher=(setsid env)
+for ((r = 0; r < nranks; r++)); do
+  rank_env=(NCCLZ_RANK="$r")
+  ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
+  ((real_gpus)) && rank_env+=(NCCLZ_DEVICE="$r")
+  if ((r == 0)); then
+    "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null &
+  else
+    "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null >"$log_dir/rank$r.log" 2>&1 &
+  fi
+  pids[r]=$!
+  rank_of[${pids[r]}]=$r
+done
+
+# --- watch ----------------------------------------------------------------------------------------
+# Polls rather than `wait -n`: bash drops finished background jobs from its job table at odd
+# moments, after which `wait -n PID` no longer knows them, while `wait PID` still returns their
+# saved status. Bash reaps its children as they exit, so `kill -0` fails once a rank is gone.
+# States: run (all well so far; the deadline is --timeout), grace (a rank failed; the deadline ends
+# the grace period), term (SIGTERM sent; SIGKILL at the deadline), killed (SIGKILL sent).
+state=run
+timed_out=0
+failures=()   # ranks that exited non-zero on their own, in the order they did
+deadline=-1
+((timeout_s > 0)) && deadline=$((SECONDS + timeout_s))
+
+reap() { # records every rank that has exited since the last call
+  local pid r rc
+  for pid in "${!rank_of[@]}"; do
+    kill -0 "$pid" 2>/dev/null && continue
+    wait "$pid"
+    rc=$?
+    r=${rank_of[$pid]}
+    unset "rank_of[$pid]"
+    rc_of[r]=$rc
+    if ((rc != 0)) && [[ $state == run || $state == grace ]]; then
+      failures+=("$r")
+      if [ "$state" = run ]; then
+        note "rank $r exited with status $rc$( ((rc == 77)) && echo " (skip)"); giving the others ${grace_s} s to finish"
+        state=grace
+        deadline=$((SECONDS + grace_s))
+      fi
+    fi
+  done
+}
+
+while :; do
+  reap
+  ((${#rank_of[@]} == 0)) && break
+  if ((deadline >= 0 && SECONDS >= deadline)); then
+    case $state in
+      run)
+        timed_out=1
+        note "timeout: ${timeout_s} s passed; stopping all ranks"
+        signal_ranks TERM; state=term; deadline=$((SECONDS + 5)) ;;
+      grace)
+        note "grace period over; stopping the ranks still running"
+        signal_ranks TERM; state=term; deadline=$((SECONDS + 5)) ;;
+      term)
+        note "ranks still running 5 s after SIGTERM; sending SIGKILL"
+        signal_ranks KILL; state=killed; deadline=$((SECONDS + 5)) ;;
+      killed)
+        note "ranks survive SIGKILL (stuck in the driver?); giving up on them"
+        break ;;
+    esac
+  fi
+  sleep 0.2
+done
+
+# --- verdict --------------------------------------------------------------------------------------
+show_log() { # RANK LINES
+  (($1 == 0)) && return
+  local f=$log_dir/rank$1.log
+  [ -s "$f" ] || { note "rank $1's log ($f) is empty"; return; }
+  printf -- '---- rank %d: last %d lines of %s ----\n' "$1" "$2" "$f" >&2
+  tail -n "$2" "$f" >&2
+  printf -- '---- end of rank %d ----\n' "$1" >&2
+}
+
+if ((timed_out)); then
+  for ((r = 1; r < nranks; r++)); do show_log "$r" 15; done
+  final_rc=124
+  exit 124
+fi
+if ((${#failures[@]} == 0)); then
+  note "all $nranks rank(s) exited 0"
+  final_rc=0
+  exit 0
+fi
+
+skipped=0
+for ((r = 0; r < nranks; r++)); do
+  [ "${rc_of[r]:-}" = 77 ] && skipped=$((skipped + 1))
+done
+if ((skipped == nranks)); then
+  note "every rank exited 77: skipped (no usable GPU?)"
+  final_rc=77
+  exit 77
+fi
+
+first_rc=""
+for r in "${failures[@]}"; do
+  note "rank $r failed with exit status ${rc_of[r]}"
+  show_log "$r" 40
+  [ -z "$first_rc" ] && [ "${rc_of[r]}" != 77 ] && first_rc=${rc_of[r]}
+done
+for ((r = 0; r < nranks; r++)); do
+  [ -n "${rc_of[r]:-}" ] || note "rank $r did not exit"
+done
+if [ -z "$first_rc" ]; then
+  note "some ranks exited 77 (skip) and others did not: reporting a failure"
+  first_rc=1
+fi
+((mps_started)) && note "(MPS was on; rerun with --no-mps to rule it out)"
+final_rc=$first_rc
+exit "$first_rc"
