@@ -39,6 +39,7 @@ template <class T>
 struct quant_params {
   T step;              ///< code unit
   T inv_step;          ///< 1 / step, rounded; 0 when the bound is out of the type's reach (every code is 0)
+  T max_error;         ///< the largest error the element-type check accepts (strictly below error_bound)
   double error_bound;  ///< the absolute bound every decoded value keeps
   double bound;        ///< what the caller asked for
 };
@@ -54,6 +55,12 @@ NCCLZ_HOST_DEVICE inline T mul_rn(T a, T b) {
 #else
   return a * b;
 #endif
+}
+
+template <class T>
+NCCLZ_HOST_DEVICE inline T next_toward_zero(T v) {
+  if constexpr (std::is_same_v<T, float>) return nextafterf(v, 0.0f);
+  else return nextafter(v, 0.0);
 }
 
 template <class T>
@@ -73,6 +80,12 @@ NCCLZ_HOST_DEVICE inline quant_params<T> params_for(double eb, double bound, dou
   p.step = static_cast<T>(step);
   const bool usable = p.step > T(0) && p.step <= std::numeric_limits<T>::max();
   p.inv_step = usable ? T(1) / p.step : T(0);
+  // The quantizer checks |x - q*step| in the element type. That subtraction is exact whenever the
+  // check can pass (x and q*step are within a factor of 2, Sterbenz), and where it is not, a
+  // threshold one value below eb rounded down keeps the true error within eb.
+  T below = static_cast<T>(eb);
+  if (static_cast<double>(below) > eb) below = next_toward_zero(below);
+  p.max_error = below > T(0) ? next_toward_zero(below) : T(0);
   if (!usable || !(p.inv_step <= std::numeric_limits<T>::max())) {
     // The bound is out of the element type's reach (a step that is 0, subnormal-inverse or Inf):
     // every value codes as 0 and is kept only if 0 is within the bound, else it is an outlier.
@@ -125,18 +138,16 @@ struct Quantizer {
   NCCLZ_HOST_DEVICE static bool quantize(T x, const quant_params<T>& p, std::int32_t& q) {
     const T rounded = detail::round_half_even(detail::mul_rn(x, p.inv_step));
     if (!(rounded < T(format::kMaxCodeMagnitude) && rounded > -T(format::kMaxCodeMagnitude))) return false;  // NaN too
-    const auto code = static_cast<std::int32_t>(rounded);
-    const T decoded = dequantize<T>(code, p);
-    const double err = static_cast<double>(x) - static_cast<double>(decoded);
-    if (!(err <= p.error_bound && -err <= p.error_bound)) return false;
-    q = code;
+    const T err = x - detail::mul_rn(rounded, p.step);  // rounded == T(q) exactly: this is x - dequantize(q)
+    if (!(err <= p.max_error && -err <= p.max_error)) return false;
+    q = static_cast<std::int32_t>(rounded);
     return true;
   }
 
-  /// q * step, with the product formed in double: float(q) would already round codes beyond 2^24.
+  /// q * step in the element type. Codes come from rounded values of T, so T(q) is exact.
   template <class T>
   NCCLZ_HOST_DEVICE static T dequantize(std::int32_t q, const quant_params<T>& p) {
-    return static_cast<T>(detail::mul_rn(static_cast<double>(q), static_cast<double>(p.step)));
+    return detail::mul_rn(static_cast<T>(q), p.step);
   }
 };
 

@@ -49,16 +49,65 @@ __device__ __forceinline__ T load_value(const std::byte* p) {
   return *reinterpret_cast<const T*>(p);
 }
 
+/// A warp's 1024 codes, staged in shared memory so they can move between the layout the input is
+/// read in (consecutive elements across lanes) and the one they are coded in (lane l owns block
+/// l). Rows are padded to 36 words: 16-byte accesses of 8 lanes to 8 rows hit distinct banks.
+inline constexpr int kStageRow = 36;
+using warp_stage = std::int32_t[kBlocksPerWarp][kStageRow];
+
+/// Marks an outlier in the staged codes; no code reaches it (|q| < 2^30).
+inline constexpr std::int32_t kOutlierCode = INT32_MIN;
+
+/// Vector of V consecutive values, 16 bytes.
+template <class T>
+struct alignas(16) vec16 {
+  static constexpr int size = 16 / sizeof(T);
+  T v[size];
+};
+
+/// Reads the warp's `count` values (up to 1024, from `src`) and stages their codes.
+template <class Q, class T>
+__device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint32_t count, const quant_params<T>& p,
+                                            warp_stage& stage) {
+  using V = vec16<T>;
+  constexpr int kVec = V::size;
+  constexpr int kIters = 1024 / (32 * kVec);
+  const unsigned lane = warp::lane_id();
+  const bool vector_ok = count == 1024 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+  V x[kIters];
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const std::uint32_t e = (it * 32 + lane) * kVec;
+    if (vector_ok) {
+      x[it] = reinterpret_cast<const V*>(src)[it * 32 + lane];
+    } else {
+#pragma unroll
+      for (int v = 0; v < kVec; ++v) x[it].v[v] = e + v < count ? src[e + v] : T(0);
+    }
+  }
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const std::uint32_t e = (it * 32 + lane) * kVec;
+    std::int32_t codes[kVec];
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) {
+      std::int32_t q = 0;
+      codes[v] = e + v >= count ? 0 : (Q::template quantize<T>(x[it].v[v], p, q) ? q : kOutlierCode);
+    }
+    std::int32_t* row = &stage[e / 32][e % 32];
+    if constexpr (kVec == 4) *reinterpret_cast<int4*>(row) = make_int4(codes[0], codes[1], codes[2], codes[3]);
+    else *reinterpret_cast<int2*>(row) = make_int2(codes[0], codes[1]);
+  }
+}
+
+__device__ __forceinline__ std::int32_t code_or_zero(std::int32_t c) { return c == kOutlierCode ? 0 : c; }
+
 /// Shared state of the encode kernel.
 struct encode_shared {
   std::uint32_t tile;
-  std::uint32_t mode;
   std::uint64_t tile_begin;  ///< from the start of the chunk
-  std::int32_t base;
-  std::uint32_t warp_plane_words[kTileWarps];
-  std::uint32_t warp_outliers[kTileWarps];
-  std::uint32_t outlier_mask[format::kTileBlocks];
-  std::uint8_t width[format::kTileBlocks];
+  std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
+  alignas(16) warp_stage stage[kTileWarps];
 };
 
 template <class Codec, class T>
@@ -106,68 +155,55 @@ __global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restric
   const std::uint32_t blocks = format::tile_blocks(elements);
   const std::uint64_t tile_first = std::uint64_t{tile} * format::kTileElements;
   const std::uint32_t warp_first = warp_index * kBlocksPerWarp * format::kBlockElements;  // within the tile
+  const std::uint32_t warp_count = warp_first < elements ? min(elements - warp_first, 1024u) : 0u;
+  warp_stage& stage = s.stage[warp_index];
 
-  // Pass over the input: codes, deltas from the previous element, zig-zag, widths, outliers.
-  std::uint32_t zz[kBlocksPerWarp];
-  std::uint32_t warp_plane_words = 0, warp_outliers = 0;
-  if (Codec::coder::codes_tiles && warp_first < elements) {
-    T x[kBlocksPerWarp];
+  if (Codec::coder::codes_tiles && warp_count > 0) stage_codes<Q>(in + tile_first + warp_first, warp_count, p, stage);
+  __syncthreads();  // a warp's first prediction is the previous warp's last code
+
+  // Lane l codes block l of its warp: deltas from the previous element, zig-zag, width, outliers.
+  const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
+  const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
+  std::uint32_t zz[32];
+  std::uint32_t width = 0, outlier_bits = 0;
+  const std::int32_t base = code_or_zero(s.stage[0][0][0]);
+  if (Codec::coder::codes_tiles && block_count > 0) {
+    std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31])
+                                 : (warp_index > 0 ? code_or_zero(s.stage[warp_index - 1][31][31]) : base);
+    std::uint32_t any = 0;
 #pragma unroll
-    for (int j = 0; j < kBlocksPerWarp; ++j) {
-      const std::uint32_t e = warp_first + j * 32 + lane;
-      x[j] = e < elements ? in[tile_first + e] : T(0);
-    }
-    // The element before this warp's first one: predicted from itself in warp 0 (delta 0; the
-    // tile header's base carries it), from the previous warp's last element otherwise.
-    std::int32_t prev = 0;
-    if (warp_index > 0) {
-      std::int32_t q;
-      prev = Q::template quantize<T>(in[tile_first + warp_first - 1], p, q) ? q : 0;
-    }
+    for (int c = 0; c < 8; ++c) {
+      const int4 codes4 = *reinterpret_cast<const int4*>(&stage[lane][4 * c]);
+      const std::int32_t codes[4] = {codes4.x, codes4.y, codes4.z, codes4.w};
 #pragma unroll
-    for (int j = 0; j < kBlocksPerWarp; ++j) {
-      const std::uint32_t e = warp_first + j * 32 + lane;
-      std::int32_t q = 0;
-      const bool present = e < elements;
-      const bool coded = present && Q::template quantize<T>(x[j], p, q);
-      if (!coded) q = 0;
-      const unsigned outliers = __ballot_sync(warp::kFullMask, present && !coded);
-      if (j == 0 && warp_index == 0) {
-        const std::int32_t first = __shfl_sync(warp::kFullMask, q, 0);
-        prev = first;
-        if (lane == 0) s.base = first;
-      }
-      std::int32_t before = __shfl_up_sync(warp::kFullMask, q, 1);
-      if (lane == 0) before = prev;
-      prev = __shfl_sync(warp::kFullMask, q, 31);
-      const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(q) - static_cast<std::uint32_t>(before));
-      zz[j] = present ? format::zigzag(delta) : 0u;
-      const std::uint32_t width = warp::block_width(zz[j]);
-      warp_plane_words += width;
-      warp_outliers += __popc(outliers);
-      if (lane == 0) {
-        s.width[warp_index * kBlocksPerWarp + j] = static_cast<std::uint8_t>(width);
-        s.outlier_mask[warp_index * kBlocksPerWarp + j] = outliers;
+      for (int v = 0; v < 4; ++v) {
+        const int i = 4 * c + v;
+        const bool present = static_cast<std::uint32_t>(i) < block_count;
+        const bool outlier = codes[v] == kOutlierCode;
+        const std::int32_t q = outlier ? 0 : codes[v];
+        const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(q) - static_cast<std::uint32_t>(prev));
+        prev = q;
+        zz[i] = present ? format::zigzag(delta) : 0u;
+        any |= zz[i];
+        outlier_bits |= (present && outlier) ? (1u << i) : 0u;
       }
     }
+    width = 32u - static_cast<std::uint32_t>(__clz(any));
   }
-  if (lane == 0) {
-    s.warp_plane_words[warp_index] = warp_plane_words;
-    s.warp_outliers[warp_index] = warp_outliers;
-  }
+  const std::uint32_t packed = (static_cast<std::uint32_t>(__popc(outlier_bits)) << 16) | width;
+  const std::uint32_t packed_through = warp::inclusive_sum(packed);
+  if (lane == 31) s.warp_totals[warp_index] = packed_through;
   __syncthreads();
 
-  // Tile size, mode and offset (warp 0), then every thread writes its part.
-  std::uint64_t plane_words = 0;
-  std::uint32_t outliers = 0, plane_words_before = 0, outliers_before = 0;
+  std::uint32_t plane_words = 0, outliers = 0, words_before_warp = 0, outliers_before_warp = 0;
 #pragma unroll
   for (int w = 0; w < kTileWarps; ++w) {
     if (w == static_cast<int>(warp_index)) {
-      plane_words_before = static_cast<std::uint32_t>(plane_words);
-      outliers_before = outliers;
+      words_before_warp = plane_words;
+      outliers_before_warp = outliers;
     }
-    plane_words += s.warp_plane_words[w];
-    outliers += s.warp_outliers[w];
+    plane_words += s.warp_totals[w] & 0xffffu;
+    outliers += s.warp_totals[w] >> 16;
   }
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
@@ -201,14 +237,14 @@ __global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restric
   }
 
   if (threadIdx.x == 0) {
-    format::tile_header th{static_cast<std::uint8_t>(tile_mode::fixed_length), 0, static_cast<std::uint16_t>(outliers),
-                           s.base};
+    format::tile_header th{static_cast<std::uint8_t>(tile_mode::fixed_length), 0, static_cast<std::uint16_t>(outliers), base};
     *reinterpret_cast<format::tile_header*>(dst) = th;
   }
   // Width bytes, with the zero padding up to the planes.
   for (std::uint32_t b = threadIdx.x; b < layout.planes - layout.widths; b += kTileThreads) {
-    dst[layout.widths + b] = b < blocks ? std::byte{s.width[b]} : std::byte{0};
+    if (b >= blocks) dst[layout.widths + b] = std::byte{0};
   }
+  if (block < blocks) dst[layout.widths + block] = static_cast<std::byte>(width);
   // Zero padding after the outlier indices and at the end of the tile.
   if (threadIdx.x < 8) {
     const std::uint64_t index_end = layout.outlier_index + 2u * outliers;
@@ -216,28 +252,26 @@ __global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restric
     const std::uint64_t values_end = layout.outlier_values + std::uint64_t{outliers} * sizeof(T);
     if (values_end + threadIdx.x < layout.total) dst[values_end + threadIdx.x] = std::byte{0};
   }
-  if (warp_first >= elements) return;
+  if (warp_count == 0) return;
 
-  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + plane_words_before;
-  auto* outlier_index = reinterpret_cast<std::uint16_t*>(dst + layout.outlier_index) + outliers_before;
-  auto* outlier_values = reinterpret_cast<T*>(dst + layout.outlier_values) + outliers_before;
+  // Bit planes: plane k of this lane's block holds bit k of each of its 32 zig-zagged deltas.
+  const std::uint32_t packed_before = packed_through - packed;
+  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp + (packed_before & 0xffffu);
+  const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
+  for (std::uint32_t k = 0; k < max_width; ++k) {
+    std::uint32_t plane = 0;
 #pragma unroll
-  for (int j = 0; j < kBlocksPerWarp; ++j) {
-    const std::uint32_t width = s.width[warp_index * kBlocksPerWarp + j];
-    const std::uint32_t mine = warp::transpose_to_planes(zz[j], width);
-    if (lane < width) planes[lane] = mine;
-    planes += width;
-    const unsigned mask = s.outlier_mask[warp_index * kBlocksPerWarp + j];
-    if (mask != 0) {
-      if ((mask >> lane) & 1u) {
-        const unsigned rank = __popc(mask & ((1u << lane) - 1u));
-        const std::uint32_t e = warp_first + j * 32 + lane;
-        outlier_index[rank] = static_cast<std::uint16_t>(e);
-        outlier_values[rank] = in[tile_first + e];
-      }
-      const unsigned n = __popc(mask);
-      outlier_index += n;
-      outlier_values += n;
+    for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
+    if (k < width) planes[k] = plane;
+  }
+  if (outlier_bits != 0) {
+    std::uint32_t at = outliers_before_warp + (packed_before >> 16);
+    auto* outlier_index = reinterpret_cast<std::uint16_t*>(dst + layout.outlier_index);
+    auto* outlier_values = reinterpret_cast<T*>(dst + layout.outlier_values);
+    for (std::uint32_t bits = outlier_bits; bits != 0; bits &= bits - 1, ++at) {
+      const std::uint32_t e = warp_first + lane * 32u + static_cast<std::uint32_t>(__ffs(bits) - 1);
+      outlier_index[at] = static_cast<std::uint16_t>(e);
+      outlier_values[at] = in[tile_first + e];
     }
   }
 }
@@ -274,7 +308,34 @@ struct decode_shared {
   std::uint32_t ok;
   std::uint32_t warp_plane_words[kTileWarps];
   std::uint32_t warp_sum[kTileWarps];
+  alignas(16) warp_stage stage[kTileWarps];
 };
+
+/// Writes the warp's staged codes, dequantized, to `dst` (up to 1024 values) in coalesced order.
+template <class Q, class T>
+__device__ __forceinline__ void unstage_values(const warp_stage& stage, std::uint32_t count, const quant_params<T>& p,
+                                               T* __restrict__ dst) {
+  using V = vec16<T>;
+  constexpr int kVec = V::size;
+  constexpr int kIters = 1024 / (32 * kVec);
+  const unsigned lane = warp::lane_id();
+  const bool vector_ok = count == 1024 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
+#pragma unroll
+  for (int it = 0; it < kIters; ++it) {
+    const std::uint32_t e = (it * 32 + lane) * kVec;
+    const std::int32_t* row = &stage[e / 32][e % 32];
+    V x;
+#pragma unroll
+    for (int v = 0; v < kVec; ++v) x.v[v] = Q::template dequantize<T>(row[v], p);
+    if (vector_ok) {
+      reinterpret_cast<V*>(dst)[it * 32 + lane] = x;
+    } else {
+#pragma unroll
+      for (int v = 0; v < kVec; ++v)
+        if (e + v < count) dst[e + v] = x.v[v];
+    }
+  }
+}
 
 /// Decodes tile blockIdx.x of a chunk (capacity: bytes the caller holds at `in`).
 template <class Codec, class T>
@@ -334,11 +395,10 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     return;
   }
 
-  // Lane j of warp w holds the width of block 32*w + j.
+  // Lane l decodes block l of its warp.
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
   const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(src[sizeof(format::tile_header) + block]) : 0u;
-  const bool bad_width = __syncthreads_or(width > format::kMaxWidth);
-  if (bad_width) {
+  if (__syncthreads_or(width > format::kMaxWidth)) {
     if (threadIdx.x == 0) report(r, decode_status::bad_width, tile);
     return;
   }
@@ -360,40 +420,46 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   }
 
   const std::uint32_t warp_first = warp_index * kBlocksPerWarp * format::kBlockElements;
-  std::uint32_t value[kBlocksPerWarp];
-  std::uint32_t carry = 0;
-  if (warp_first < elements) {
-    const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + words_before_warp;
-    const std::uint32_t first_word = words_through - width;  // this lane's block, within the warp
-    std::uint32_t plane[kBlocksPerWarp];
+  const std::uint32_t warp_count = warp_first < elements ? min(elements - warp_first, 1024u) : 0u;
+  warp_stage& stage = s.stage[warp_index];
+  std::uint32_t running[32];  // zig-zagged deltas, then their running sums within the block
 #pragma unroll
-    for (int j = 0; j < kBlocksPerWarp; ++j) {
-      const std::uint32_t w = __shfl_sync(warp::kFullMask, width, j);
-      const std::uint32_t at = __shfl_sync(warp::kFullMask, first_word, j);
-      plane[j] = lane < w ? planes[at + lane] : 0u;
+  for (int i = 0; i < 32; ++i) running[i] = 0;
+  if (warp_count > 0) {
+    const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + words_before_warp + (words_through - width);
+    const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
+    for (std::uint32_t k = 0; k < max_width; ++k) {
+      const std::uint32_t plane = k < width ? planes[k] : 0u;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) running[i] |= ((plane >> i) & 1u) << k;
     }
+    std::uint32_t sum = 0;
 #pragma unroll
-    for (int j = 0; j < kBlocksPerWarp; ++j) {
-      const std::uint32_t w = __shfl_sync(warp::kFullMask, width, j);
-      const std::uint32_t zz = warp::transpose_from_planes(plane[j], w);
-      value[j] = carry + warp::inclusive_sum(static_cast<std::uint32_t>(format::unzigzag(zz)));
-      carry = __shfl_sync(warp::kFullMask, value[j], 31);
+    for (int i = 0; i < 32; ++i) {
+      sum += static_cast<std::uint32_t>(format::unzigzag(running[i]));
+      running[i] = sum;
     }
   }
-  if (lane == 0) s.warp_sum[warp_index] = carry;
+  // Codes = tile base + deltas of all earlier blocks + the running sum within the block.
+  const std::uint32_t block_sum = running[31];
+  const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
+  if (lane == 31) s.warp_sum[warp_index] = sum_through;
   __syncthreads();
-  if (warp_first < elements) {
-    std::uint32_t before = static_cast<std::uint32_t>(s.tile.base);
+  if (warp_count > 0) {
+    std::uint32_t before = static_cast<std::uint32_t>(s.tile.base) + sum_through - block_sum;
 #pragma unroll
     for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
 #pragma unroll
-    for (int j = 0; j < kBlocksPerWarp; ++j) {
-      const std::uint32_t e = warp_first + j * 32 + lane;
-      if (e < elements) out[tile_first + e] = Q::template dequantize<T>(static_cast<std::int32_t>(before + value[j]), p);
+    for (int c = 0; c < 8; ++c) {
+      *reinterpret_cast<int4*>(&stage[lane][4 * c]) =
+          make_int4(static_cast<std::int32_t>(before + running[4 * c]), static_cast<std::int32_t>(before + running[4 * c + 1]),
+                    static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
     }
+    __syncwarp();
+    unstage_values<Q>(stage, warp_count, p, out + tile_first + warp_first);
   }
   if (outliers == 0) return;
-  __syncthreads();  // the outliers below overwrite what the loop above wrote
+  __syncthreads();  // the outliers below overwrite values the warps above wrote
   const auto* outlier_index = reinterpret_cast<const std::uint16_t*>(src + layout.outlier_index);
   const auto* outlier_values = reinterpret_cast<const T*>(src + layout.outlier_values);
   for (std::uint32_t o = threadIdx.x; o < outliers; o += kTileThreads) {
