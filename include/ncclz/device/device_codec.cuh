@@ -44,7 +44,6 @@ using ncclz::kernels::range_keys;
 struct workspace_layout {
   std::size_t report;       ///< decode_report
   std::size_t range;        ///< range_keys
-  std::size_t ticket;       ///< u32 tile ticket of the encoder
   std::size_t tile_words;   ///< u64 per tile, decoupled look-back
   std::size_t total;
 };
@@ -53,10 +52,16 @@ inline workspace_layout layout_for(std::size_t count) {
   workspace_layout l{};
   l.report = 0;
   l.range = 16;
-  l.ticket = 32;
   l.tile_words = 64;
   l.total = l.tile_words + format::tile_count(count) * sizeof(std::uint64_t);
   return l;
+}
+
+/// Kernels that stage tiles in shared memory run more blocks per SM with the largest carveout.
+template <class Kernel>
+void prefer_shared_memory(Kernel* kernel) {
+  NCCLZ_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                      cudaSharedmemCarveoutMaxShared));
 }
 
 inline int sm_count() {
@@ -118,7 +123,7 @@ void compress(void* d_workspace, std::size_t workspace_bytes, const T* d_in, std
   }
   const detail::workspace_layout l = detail::layout_for(count);
   auto* ws = static_cast<std::byte*>(d_workspace);
-  // One memset resets the range keys, the ticket and every tile's look-back word.
+  // One memset resets the range keys and every tile's look-back word.
   NCCLZ_CUDA_TRY(cudaMemsetAsync(ws + l.range, 0, l.total - l.range, stream));
   auto* range = reinterpret_cast<detail::range_keys*>(ws + l.range);
   if constexpr (Q::needs_range) {
@@ -130,9 +135,10 @@ void compress(void* d_workspace, std::size_t workspace_bytes, const T* d_in, std
     }
   }
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  detail::prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
   ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
       d_in, count, static_cast<std::byte*>(d_out), d_size, range, bound,
-      reinterpret_cast<std::uint64_t*>(ws + l.tile_words), reinterpret_cast<std::uint32_t*>(ws + l.ticket));
+      reinterpret_cast<std::uint64_t*>(ws + l.tile_words));
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
@@ -154,6 +160,7 @@ void decompress(void* d_workspace, std::size_t workspace_bytes, const void* d_in
   auto* report = static_cast<detail::decode_report*>(d_workspace);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(report, 0, sizeof(detail::decode_report), stream));
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  detail::prefer_shared_memory(ncclz::kernels::decode_kernel<Codec, T>);
   if (tiles == 0) {
     // Nothing to decode, but the header must still be a valid empty chunk: one block checks it.
     ncclz::kernels::decode_kernel<Codec, T><<<1, ncclz::kernels::kTileThreads, 0, stream>>>(

@@ -104,28 +104,25 @@ __device__ __forceinline__ std::int32_t code_or_zero(std::int32_t c) { return c 
 
 /// Shared state of the encode kernel.
 struct encode_shared {
-  std::uint32_t tile;
   std::uint64_t tile_begin;  ///< from the start of the chunk
   std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
   alignas(16) warp_stage stage[kTileWarps];
 };
 
+/// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
+/// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
 template <class Codec, class T>
-__global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restrict__ in, std::uint64_t count,
-                                                              std::byte* __restrict__ out,
-                                                              std::uint64_t* __restrict__ out_bytes,
-                                                              const range_keys* __restrict__ range, double bound,
-                                                              std::uint64_t* __restrict__ tile_words,
-                                                              std::uint32_t* __restrict__ tile_ticket) {
+__global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_kernel(const T* __restrict__ in, std::uint64_t count,
+                                                                 std::byte* __restrict__ out,
+                                                                 std::uint64_t* __restrict__ out_bytes,
+                                                                 const range_keys* __restrict__ range, double bound,
+                                                                 std::uint64_t* __restrict__ tile_words) {
   using Q = typename Codec::quantizer;
   __shared__ encode_shared s;
   const std::uint32_t tiles = static_cast<std::uint32_t>(format::tile_count(count));
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
-
-  if (threadIdx.x == 0) s.tile = atomicAdd(tile_ticket, 1u);
-  __syncthreads();
-  const std::uint32_t tile = s.tile;
+  const std::uint32_t tile = blockIdx.x;
 
   const quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
   const std::uint64_t table = format::table_bytes(tiles);
@@ -158,18 +155,26 @@ __global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restric
   const std::uint32_t warp_count = warp_first < elements ? min(elements - warp_first, 1024u) : 0u;
   warp_stage& stage = s.stage[warp_index];
 
-  if (Codec::coder::codes_tiles && warp_count > 0) stage_codes<Q>(in + tile_first + warp_first, warp_count, p, stage);
-  __syncthreads();  // a warp's first prediction is the previous warp's last code
+  // The first prediction of warp w > 0 is the code of the element before it (re-quantized from
+  // the input: the same function of the same value, so the same code the previous warp staged).
+  std::int32_t before_warp = 0;
+  if (Codec::coder::codes_tiles && warp_count > 0) {
+    if (warp_index > 0) {
+      std::int32_t q;
+      before_warp = Q::template quantize<T>(in[tile_first + warp_first - 1], p, q) ? q : 0;
+    }
+    stage_codes<Q>(in + tile_first + warp_first, warp_count, p, stage);
+  }
+  __syncwarp();
 
   // Lane l codes block l of its warp: deltas from the previous element, zig-zag, width, outliers.
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
   const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   std::uint32_t zz[32];
   std::uint32_t width = 0, outlier_bits = 0;
-  const std::int32_t base = code_or_zero(s.stage[0][0][0]);
+  const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
   if (Codec::coder::codes_tiles && block_count > 0) {
-    std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31])
-                                 : (warp_index > 0 ? code_or_zero(s.stage[warp_index - 1][31][31]) : base);
+    std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
     std::uint32_t any = 0;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -258,11 +263,29 @@ __global__ void __launch_bounds__(kTileThreads) encode_kernel(const T* __restric
   const std::uint32_t packed_before = packed_through - packed;
   auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp + (packed_before & 0xffffu);
   const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
-  for (std::uint32_t k = 0; k < max_width; ++k) {
-    std::uint32_t plane = 0;
+  if (max_width <= 8) {
+    // Narrow blocks (the common case): pack four deltas a word, one per byte, and gather bit k of
+    // four bytes at once with a multiply (bytes' bit 0 land in bits 24..27, no carries).
+    std::uint32_t packed[8];
 #pragma unroll
-    for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
-    if (k < width) planes[k] = plane;
+    for (int m = 0; m < 8; ++m) {
+      const std::uint32_t lo = __byte_perm(zz[4 * m], zz[4 * m + 1], 0x0040);
+      const std::uint32_t hi = __byte_perm(zz[4 * m + 2], zz[4 * m + 3], 0x0040);
+      packed[m] = __byte_perm(lo, hi, 0x5410);
+    }
+    for (std::uint32_t k = 0; k < max_width; ++k) {
+      std::uint32_t plane = 0;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) plane |= ((((packed[m] >> k) & 0x01010101u) * 0x01020408u) >> 24) << (4 * m);
+      if (k < width) planes[k] = plane;
+    }
+  } else {
+    for (std::uint32_t k = 0; k < max_width; ++k) {
+      std::uint32_t plane = 0;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
+      if (k < width) planes[k] = plane;
+    }
   }
   if (outlier_bits != 0) {
     std::uint32_t at = outliers_before_warp + (packed_before >> 16);
@@ -302,11 +325,6 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
 }
 
 struct decode_shared {
-  format::chunk_header header;
-  std::uint64_t begin, end;  ///< the tile's bytes, from the start of the chunk
-  format::tile_header tile;
-  std::uint32_t ok;
-  std::uint32_t warp_plane_words[kTileWarps];
   std::uint32_t warp_sum[kTileWarps];
   alignas(16) warp_stage stage[kTileWarps];
 };
@@ -337,7 +355,9 @@ __device__ __forceinline__ void unstage_values(const warp_stage& stage, std::uin
   }
 }
 
-/// Decodes tile blockIdx.x of a chunk (capacity: bytes the caller holds at `in`).
+/// Decodes tile blockIdx.x of a chunk (capacity: bytes the caller holds at `in`). Each warp
+/// reads and checks the headers and the tile's widths itself (cached broadcast loads), so the
+/// only block-wide barrier is the one that carries block sums from warp to warp.
 template <class Codec, class T>
 __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* __restrict__ in, std::uint64_t capacity,
                                                               T* __restrict__ out, std::uint64_t count,
@@ -348,36 +368,48 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t tile = blockIdx.x;
 
-  if (threadIdx.x == 0) {
-    s.header = *reinterpret_cast<const format::chunk_header*>(in);
-    s.ok = check_header<Codec, T>(s.header, capacity, count, r);
-    if (s.ok && tile >= s.header.tile_count) s.ok = 0;  // an empty chunk: the header was all there was to check
-    if (s.ok) {
+  // Lane 0 of every warp checks the chunk and finds the tile; the verdict is warp-uniform.
+  std::uint64_t begin = 0, end = 0, step_bits = 0;
+  std::uint32_t ok = 0, mode = 0, outliers = 0, base = 0;
+  if (lane == 0) {
+    const format::chunk_header h = *reinterpret_cast<const format::chunk_header*>(in);
+    ok = check_header<Codec, T>(h, capacity, count, r) && tile < h.tile_count;  // an empty chunk has no tile
+    if (ok) {
       const auto* table = reinterpret_cast<const std::uint32_t*>(in + sizeof(format::chunk_header));
-      const std::uint64_t payload_end = sizeof(format::chunk_header) + s.header.payload_bytes;
-      s.begin = sizeof(format::chunk_header) + std::uint64_t{table[tile]} * 8;
-      s.end = tile + 1 < s.header.tile_count ? sizeof(format::chunk_header) + std::uint64_t{table[tile + 1]} * 8 : payload_end;
-      if (s.begin < sizeof(format::chunk_header) + format::table_bytes(s.header.tile_count) || s.begin > s.end ||
-          s.end > payload_end || s.end - s.begin < sizeof(format::tile_header)) {
+      const std::uint64_t payload_end = sizeof(format::chunk_header) + h.payload_bytes;
+      begin = sizeof(format::chunk_header) + std::uint64_t{table[tile]} * 8;
+      end = tile + 1 < h.tile_count ? sizeof(format::chunk_header) + std::uint64_t{table[tile + 1]} * 8 : payload_end;
+      if (begin < sizeof(format::chunk_header) + format::table_bytes(h.tile_count) || begin > end || end > payload_end ||
+          end - begin < sizeof(format::tile_header)) {
         report(r, decode_status::bad_tile_offset, tile);
-        s.ok = 0;
+        ok = 0;
       } else {
-        s.tile = *reinterpret_cast<const format::tile_header*>(in + s.begin);
+        const format::tile_header th = *reinterpret_cast<const format::tile_header*>(in + begin);
+        mode = th.mode;
+        outliers = th.outlier_count;
+        base = static_cast<std::uint32_t>(th.base);
+        step_bits = static_cast<std::uint64_t>(__double_as_longlong(h.step));
       }
     }
   }
-  __syncthreads();
-  if (!s.ok) return;
+  ok = __shfl_sync(warp::kFullMask, ok, 0);
+  if (!ok) return;  // every warp of the block takes the same exit
+  begin = __shfl_sync(warp::kFullMask, begin, 0);
+  end = __shfl_sync(warp::kFullMask, end, 0);
+  mode = __shfl_sync(warp::kFullMask, mode, 0);
+  outliers = __shfl_sync(warp::kFullMask, outliers, 0);
+  base = __shfl_sync(warp::kFullMask, base, 0);
+  step_bits = __shfl_sync(warp::kFullMask, step_bits, 0);
 
   quant_params<T> p{};
-  p.step = static_cast<T>(s.header.step);
+  p.step = static_cast<T>(__longlong_as_double(static_cast<long long>(step_bits)));
   const std::uint32_t elements = format::tile_elements(count, tile);
   const std::uint32_t blocks = format::tile_blocks(elements);
   const std::uint64_t tile_first = std::uint64_t{tile} * format::kTileElements;
-  const std::byte* const src = in + s.begin;
-  const std::uint64_t span = s.end - s.begin;
+  const std::byte* const src = in + begin;
+  const std::uint64_t span = end - begin;
 
-  if (s.tile.mode == static_cast<std::uint8_t>(tile_mode::raw)) {
+  if (mode == static_cast<std::uint8_t>(tile_mode::raw)) {
     if (format::raw_tile_bytes(elements, sizeof(T)) > span) {
       if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
       return;
@@ -386,7 +418,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) out[tile_first + e] = values[e];
     return;
   }
-  if (s.tile.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
+  if (mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
     if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
     return;
   }
@@ -395,29 +427,31 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     return;
   }
 
-  // Lane l decodes block l of its warp.
-  const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
-  const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(src[sizeof(format::tile_header) + block]) : 0u;
-  if (__syncthreads_or(width > format::kMaxWidth)) {
+  // Every warp sums all widths (lane j: blocks 8j..8j+7) for the plane offsets of earlier warps
+  // and the tile's layout; lane l then decodes block l of its warp.
+  const std::byte* const widths = src + sizeof(format::tile_header);
+  std::uint32_t group_words = 0, bad = 0;
+#pragma unroll
+  for (int b = 0; b < 8; ++b) {
+    const std::uint32_t blk = lane * 8 + b;
+    const std::uint32_t w = blk < blocks ? static_cast<std::uint32_t>(widths[blk]) : 0u;
+    group_words += w;
+    bad |= w > format::kMaxWidth;
+  }
+  if (__any_sync(warp::kFullMask, bad)) {
     if (threadIdx.x == 0) report(r, decode_status::bad_width, tile);
     return;
   }
-  const std::uint32_t words_through = warp::inclusive_sum(width);
-  if (lane == 31) s.warp_plane_words[warp_index] = words_through;
-  __syncthreads();
-  std::uint64_t plane_words = 0;
-  std::uint32_t words_before_warp = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) {
-    if (w == static_cast<int>(warp_index)) words_before_warp = static_cast<std::uint32_t>(plane_words);
-    plane_words += s.warp_plane_words[w];
-  }
-  const std::uint32_t outliers = s.tile.outlier_count;
+  const std::uint32_t plane_words = __reduce_add_sync(warp::kFullMask, group_words);
+  const std::uint32_t words_before_warp = __reduce_add_sync(warp::kFullMask, lane < warp_index * 4 ? group_words : 0u);
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   if (layout.total > span || outliers > elements) {
     if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
     return;
   }
+  const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
+  const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(widths[block]) : 0u;
+  const std::uint32_t words_through = warp::inclusive_sum(width);
 
   const std::uint32_t warp_first = warp_index * kBlocksPerWarp * format::kBlockElements;
   const std::uint32_t warp_count = warp_first < elements ? min(elements - warp_first, 1024u) : 0u;
@@ -446,7 +480,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   if (lane == 31) s.warp_sum[warp_index] = sum_through;
   __syncthreads();
   if (warp_count > 0) {
-    std::uint32_t before = static_cast<std::uint32_t>(s.tile.base) + sum_through - block_sum;
+    std::uint32_t before = base + sum_through - block_sum;
 #pragma unroll
     for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
 #pragma unroll

@@ -31,9 +31,9 @@ class tile_status {
   }
 };
 
-/// Called by a whole warp; returns the sum of the values of all tiles before `tile`. Tiles must
-/// be numbered in the order their blocks started (an atomic ticket), so every predecessor is
-/// running or done and the spin ends.
+/// Called by a whole warp; returns the sum of the values of all tiles before `tile`. Tiles are
+/// numbered by blockIdx.x and blocks start in index order, so every predecessor is running or
+/// done and the spin ends (the assumption CUB's single-pass scans make too).
 __device__ inline std::uint64_t lookback_exclusive_prefix(std::uint64_t* words, std::uint32_t tile, std::uint64_t value) {
   const unsigned lane = warp::lane_id();
   if (tile == 0) {
