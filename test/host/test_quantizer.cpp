@@ -1,0 +1,395 @@
+// Host tests of the quantizer policies (ncclz/quantizer.hpp) and of the zig-zag mapping.
+//
+// Random inputs are fresh on every run; each test case prints its seed on failure. Rerun a
+// failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "ncclz/format.hpp"
+#include "ncclz/host/reference_codec.hpp"  // host::find_range
+#include "ncclz/quantizer.hpp"
+
+namespace {
+
+using ncclz::AbsBound;
+using ncclz::Quantizer;
+using ncclz::RelBound;
+using ncclz::value_range;
+
+std::uint64_t fresh_seed() {
+  if (const char* s = std::getenv("NCCLZ_TEST_SEED")) return std::strtoull(s, nullptr, 0);
+  std::random_device rd;
+  return (std::uint64_t{rd()} << 32) ^ rd();
+}
+
+constexpr double kCodeLimit = 1073741824.0;  // 2^30
+
+template <class T>
+using bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
+
+template <class T>
+bits_t<T> bits_of(T x) {
+  bits_t<T> b;
+  std::memcpy(&b, &x, sizeof x);
+  return b;
+}
+
+double log_uniform(std::mt19937_64& g, double lo_exp, double hi_exp) {
+  return std::pow(10.0, std::uniform_real_distribution<double>(lo_exp, hi_exp)(g));
+}
+
+double random_sign(std::mt19937_64& g) { return (g() & 1u) ? -1.0 : 1.0; }
+
+/// A value of the element type for which scaled * step is near a half step (the rounding edge)
+/// or at a random place between codes.
+template <class T>
+T value_near_codes(std::mt19937_64& g, double step, double max_code) {
+  const double k = std::floor(log_uniform(g, 0.0, std::log10(max_code)));
+  double frac;
+  switch (g() % 4) {
+    case 0: frac = 0.5; break;                                                  // exactly half way
+    case 1: frac = 0.5 + std::ldexp(1.0, -static_cast<int>(10 + g() % 40)); break;  // just past it
+    case 2: frac = 0.5 - std::ldexp(1.0, -static_cast<int>(10 + g() % 40)); break;  // just before it
+    default: frac = std::uniform_real_distribution<double>(0.0, 1.0)(g); break;
+  }
+  return static_cast<T>(random_sign(g) * (k + frac) * step);
+}
+
+/// Quantizes `x` and checks everything the quantizer promises about an accepted value.
+/// Returns whether it was accepted.
+template <class Q, class T>
+bool check_one(T x, const ncclz::quant_params<T>& p) {
+  std::int32_t q = 0x5A5A5A5A;
+  if (!Q::template quantize<T>(x, p, q)) return false;
+  const T y = Q::template dequantize<T>(q, p);
+  const double err = std::fabs(static_cast<double>(x) - static_cast<double>(y));
+  if (!(err <= p.error_bound) || !(q > -kCodeLimit && q < kCodeLimit) || !std::isfinite(x)) {
+    INFO("x = " << x << " (bits 0x" << std::hex << bits_of(x) << std::dec << "), code " << q << ", decoded " << y
+                << ", |error| " << err << ", error bound " << p.error_bound << ", step " << p.step);
+    CHECK(std::isfinite(x));
+    CHECK(err <= p.error_bound);
+    CHECK(q > -kCodeLimit);
+    CHECK(q < kCodeLimit);
+  }
+  return true;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("AbsBound::make_params: step is 2 * bound in the element type", "[quantizer]", float, double) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<double> bounds = {1e-1, 1e-3, 1e-5, 1e-7, 0.5, 1.0, 3.0, 1e5};
+  for (int i = 0; i < 200; ++i) bounds.push_back(log_uniform(g, -12, 12));
+  for (const double bound : bounds) {
+    CAPTURE(bound);
+    const auto p = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>::empty());
+    REQUIRE(p.step == static_cast<T>(2.0 * bound));
+    REQUIRE(p.error_bound == bound);
+    REQUIRE(p.bound == bound);
+    REQUIRE(p.inv_step == T(1) / p.step);
+    // The range is not read by an absolute bound.
+    const auto q = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>{T(-7), T(1000)});
+    REQUIRE(bits_of(q.step) == bits_of(p.step));
+    REQUIRE(q.error_bound == p.error_bound);
+  }
+}
+
+TEMPLATE_TEST_CASE("RelBound::make_params: eb = bound * (hi - lo) of the finite values", "[quantizer]", float,
+                   double) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const double max_exp = std::is_same_v<T, float> ? 30 : 200;
+  for (int i = 0; i < 500; ++i) {
+    const double bound = log_uniform(g, -7, -1);
+    T a = static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp));
+    T b = static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp));
+    if (a == b) continue;
+    const T lo = std::min(a, b), hi = std::max(a, b);
+    CAPTURE(bound, lo, hi);
+    const auto p = Quantizer<RelBound>::make_params<T>(bound, value_range<T>{lo, hi});
+    const double eb = bound * (static_cast<double>(hi) - static_cast<double>(lo));
+    REQUIRE(p.error_bound == eb);
+    REQUIRE(p.bound == bound);
+    REQUIRE(p.step == static_cast<T>(2.0 * eb));
+  }
+
+  SECTION("the range comes from the finite values only") {
+    std::vector<T> v = {T(3), std::numeric_limits<T>::quiet_NaN(), T(-2), std::numeric_limits<T>::infinity(),
+                        T(10), -std::numeric_limits<T>::infinity(), T(0.5)};
+    const auto r = ncclz::host::find_range<T>(v);
+    REQUIRE(r.lo == T(-2));
+    REQUIRE(r.hi == T(10));
+    const auto p = Quantizer<RelBound>::make_params<T>(1e-3, r);
+    REQUIRE(p.error_bound == 1e-3 * 12.0);
+    REQUIRE(p.step == static_cast<T>(2.0 * 1e-3 * 12.0));
+  }
+}
+
+TEMPLATE_TEST_CASE("RelBound on a constant input is exact: eb 0 and every value codes with zero error",
+                   "[quantizer]", float, double) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  using L = std::numeric_limits<T>;
+  // Normal numbers whose reciprocal is finite: every one of them must be a code.
+  std::vector<T> constants = {T(0), T(1), T(-1), T(0.1), T(-3.75), T(1e6), L::max(), L::lowest(), L::min(),
+                              -L::min(), T(-0.0)};
+  const double max_exp = std::is_same_v<T, float> ? 37 : 307;
+  for (int i = 0; i < 500; ++i) constants.push_back(static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp)));
+  for (const T c : constants) {
+    CAPTURE(c);
+    const auto r = value_range<T>{c, c};
+    for (const double bound : {1e-1, 1e-3, 1e-7}) {
+      const auto p = Quantizer<RelBound>::make_params<T>(bound, r);
+      REQUIRE(p.error_bound == 0.0);
+      REQUIRE(p.step > T(0));
+      REQUIRE(std::isfinite(p.step));
+      std::int32_t q = 0;
+      REQUIRE(Quantizer<RelBound>::quantize<T>(c, p, q));
+      REQUIRE(Quantizer<RelBound>::dequantize<T>(q, p) == c);  // -0.0 may come back as +0.0: zero error
+      REQUIRE(q > -kCodeLimit);
+      REQUIRE(q < kCodeLimit);
+    }
+  }
+  // A subnormal constant: its step has no finite reciprocal. Then the value may be an outlier
+  // (stored bit for bit), but if it is coded it must be exact.
+  for (const T c : {L::denorm_min(), T(-3) * L::denorm_min(), L::min() / T(4)}) {
+    CAPTURE(c);
+    const auto p = Quantizer<RelBound>::make_params<T>(1e-3, value_range<T>{c, c});
+    REQUIRE(p.error_bound == 0.0);
+    std::int32_t q = 0;
+    if (Quantizer<RelBound>::quantize<T>(c, p, q)) REQUIRE(Quantizer<RelBound>::dequantize<T>(q, p) == c);
+  }
+}
+
+TEMPLATE_TEST_CASE("RelBound without a finite value: every value is an outlier", "[quantizer]", float, double) {
+  using T = TestType;
+  using L = std::numeric_limits<T>;
+  const std::vector<T> v = {L::quiet_NaN(), L::infinity(), -L::infinity(), -L::quiet_NaN(), L::signaling_NaN()};
+  const auto r = ncclz::host::find_range<T>(v);
+  REQUIRE_FALSE(r.has_finite());
+  REQUIRE_FALSE(value_range<T>::empty().has_finite());
+  const auto p = Quantizer<RelBound>::make_params<T>(1e-2, r);
+  REQUIRE(p.error_bound == 0.0);
+  for (const T x : v) {
+    std::int32_t q = 0;
+    REQUIRE_FALSE(Quantizer<RelBound>::quantize<T>(x, p, q));
+  }
+}
+
+TEMPLATE_TEST_CASE("value_range::merge keeps the smallest and largest", "[quantizer]", float, double) {
+  using T = TestType;
+  auto r = value_range<T>::empty();
+  r = r.merge({T(2), T(2)});
+  REQUIRE(r.has_finite());
+  REQUIRE(r.lo == T(2));
+  REQUIRE(r.hi == T(2));
+  r = r.merge({T(-5), T(1)}).merge({T(0), T(9)});
+  REQUIRE(r.lo == T(-5));
+  REQUIRE(r.hi == T(9));
+  const auto e = value_range<T>::empty().merge(value_range<T>::empty());
+  REQUIRE_FALSE(e.has_finite());
+}
+
+TEMPLATE_TEST_CASE("quantize rejects NaN, +-Inf and |x| / step >= 2^30", "[quantizer]", float, double) {
+  using T = TestType;
+  using L = std::numeric_limits<T>;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const double rel = std::is_same_v<T, float> ? 1e-5 : 1e-12;  // well past the rounding of x * inv_step
+  for (int i = 0; i < 300; ++i) {
+    const double bound = log_uniform(g, -7, -1) * log_uniform(g, -10, 10);
+    const auto pa = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>::empty());
+    const double step = static_cast<double>(pa.step);
+    CAPTURE(bound, step);
+    std::vector<T> rejected = {L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(), L::infinity(), -L::infinity(),
+                               L::max(), L::lowest()};
+    for (const double k : {1.0 + rel, 1.5, 2.0, 1e3, 1e6}) {
+      const double x = kCodeLimit * step * k;
+      if (x < static_cast<double>(L::max())) {
+        rejected.push_back(static_cast<T>(x));
+        rejected.push_back(static_cast<T>(-x));
+      }
+    }
+    for (const T x : rejected) {
+      CAPTURE(x);
+      std::int32_t q = 0;
+      REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(x, pa, q));
+    }
+  }
+  // With a power-of-two step, x = 2^30 * step is exact: exactly the limit is rejected.
+  for (const double step : {1.0, 0.25, 1024.0, std::ldexp(1.0, -20)}) {
+    const auto p = Quantizer<AbsBound>::make_params<T>(step / 2, value_range<T>::empty());
+    REQUIRE(static_cast<double>(p.step) == step);
+    std::int32_t q = 0;
+    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(static_cast<T>(kCodeLimit * step), p, q));
+    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(static_cast<T>(-kCodeLimit * step), p, q));
+  }
+}
+
+TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error bound", "[quantizer]", float, double) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  // Below this many steps from zero a value must code (x * inv_step is far from the edge of a
+  // code); a float past 2^24 steps cannot even hold the code exactly.
+  const double sure_limit = std::is_same_v<T, float> ? 4096.0 : 268435456.0;
+  const double data_exp = std::is_same_v<T, float> ? 15 : 100;
+  std::uint64_t tried = 0, accepted = 0, sure = 0, sure_accepted = 0;
+
+  // `edge`: x was placed at or near a half step on purpose; it may then be an outlier.
+  auto run = [&](auto quantizer, const ncclz::quant_params<T>& p, T x, bool edge) {
+    using Q = decltype(quantizer);
+    ++tried;
+    const bool ok = check_one<Q, T>(x, p);
+    accepted += ok;
+    if (!edge && std::isfinite(x) && std::fabs(static_cast<double>(x)) < sure_limit * static_cast<double>(p.step)) {
+      ++sure;
+      sure_accepted += ok;
+    }
+  };
+
+  for (int round = 0; round < 600; ++round) {
+    const double bound = log_uniform(g, -7, -1);
+    const double scale = log_uniform(g, -data_exp, data_exp);
+    CAPTURE(round, bound, scale);
+    // Absolute bound, relative to the scale of the data.
+    {
+      const auto p = Quantizer<AbsBound>::make_params<T>(bound * scale, value_range<T>::empty());
+      for (int i = 0; i < 300; ++i) run(Quantizer<AbsBound>{}, p, static_cast<T>(random_sign(g) * scale * log_uniform(g, -9, 2)), false);
+      for (int i = 0; i < 300; ++i) run(Quantizer<AbsBound>{}, p, value_near_codes<T>(g, static_cast<double>(p.step), 1e9), true);
+    }
+    // Relative bound over a random range [lo, hi] (sometimes straddling zero, sometimes not).
+    {
+      T lo = static_cast<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g));
+      T hi = static_cast<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g));
+      if (hi < lo) std::swap(lo, hi);
+      if (lo == hi) hi = static_cast<T>(static_cast<double>(lo) + scale);
+      std::vector<T> data;
+      data.reserve(600);
+      for (int i = 0; i < 300; ++i) {
+        data.push_back(static_cast<T>(std::uniform_real_distribution<double>(static_cast<double>(lo), static_cast<double>(hi))(g)));
+      }
+      data.push_back(lo);
+      data.push_back(hi);
+      const auto r = ncclz::host::find_range<T>(data);
+      const auto p = Quantizer<RelBound>::make_params<T>(bound, r);
+      REQUIRE(p.error_bound == bound * (static_cast<double>(r.hi) - static_cast<double>(r.lo)));
+      for (const T x : data) run(Quantizer<RelBound>{}, p, x, false);
+      for (int i = 0; i < 300; ++i) run(Quantizer<RelBound>{}, p, value_near_codes<T>(g, static_cast<double>(p.step), 1e9), true);
+    }
+  }
+  INFO("tried " << tried << ", accepted " << accepted << "; well inside the code range: " << sure << ", accepted "
+                << sure_accepted);
+  // The quantizer must not get out of its job by calling everything an outlier.
+  REQUIRE(sure > tried / 4);
+  REQUIRE(static_cast<double>(sure_accepted) >= 0.99 * static_cast<double>(sure));
+}
+
+TEMPLATE_TEST_CASE("quantize: codes stay strictly inside (-2^30, 2^30) at the edge of the range", "[quantizer]",
+                   float, double) {
+  using T = TestType;
+  // Values whose scaled magnitude is just below 2^30: a rounding to nearest may carry them to
+  // 2^30 itself, which the format excludes (a delta of two codes must fit an int32).
+  for (const double step : {1.0, 2.0, 0.5, 3.0, 1e-3}) {
+    const auto p = Quantizer<AbsBound>::make_params<T>(step / 2, value_range<T>::empty());
+    const double s = static_cast<double>(p.step);
+    for (const double below : {0.25, 0.5, 0.75, 1.0, 1.5, 64.0, 100.0}) {
+      for (const double sign : {1.0, -1.0}) {
+        const T x = static_cast<T>(sign * (kCodeLimit - below) * s);
+        CAPTURE(step, below, sign, x);
+        check_one<Quantizer<AbsBound>, T>(x, p);
+      }
+    }
+    for (const double sign : {1.0, -1.0}) {
+      const T x = std::nextafter(static_cast<T>(sign * kCodeLimit * s), T(0));
+      CAPTURE(step, sign, x);
+      check_one<Quantizer<AbsBound>, T>(x, p);
+    }
+  }
+}
+
+TEMPLATE_TEST_CASE("dequantize is code * step, rounded to the element type", "[quantizer]", float, double) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  for (int i = 0; i < 20000; ++i) {
+    const auto p = Quantizer<AbsBound>::make_params<T>(log_uniform(g, -7, 3), value_range<T>::empty());
+    // A code the quantizer can produce: rint of a value of T, so an integer T holds exactly.
+    const auto wide = static_cast<T>(std::uniform_int_distribution<std::int64_t>(-(1 << 30) + 1, (1 << 30) - 1)(g));
+    if (!(std::fabs(wide) < T(kCodeLimit))) continue;
+    const auto q = static_cast<std::int32_t>(wide);
+    CAPTURE(q, p.step);
+    const T y = Quantizer<AbsBound>::dequantize<T>(q, p);
+    // Within one unit in the last place of the exact product (long double holds q * step of a
+    // float exactly, and that of a double to 2^-64).
+    const long double exact = static_cast<long double>(q) * static_cast<long double>(p.step);
+    const long double ulp = std::nextafter(std::fabs(y), std::numeric_limits<T>::infinity()) - std::fabs(y);
+    REQUIRE(std::fabs(static_cast<long double>(y) - exact) <= ulp);
+    REQUIRE(bits_of(Quantizer<RelBound>::dequantize<T>(q, p)) == bits_of(y));
+    REQUIRE(Quantizer<AbsBound>::dequantize<T>(-q, p) == -y);
+  }
+  const auto p = Quantizer<AbsBound>::make_params<T>(0.5, value_range<T>::empty());
+  REQUIRE(Quantizer<AbsBound>::dequantize<T>(0, p) == T(0));
+  REQUIRE(Quantizer<AbsBound>::dequantize<T>(12345, p) == T(12345));
+}
+
+TEST_CASE("zigzag / unzigzag round trip, edge values included", "[format][zigzag]") {
+  using ncclz::format::unzigzag;
+  using ncclz::format::zigzag;
+  constexpr std::int32_t kMin = std::numeric_limits<std::int32_t>::min();
+  constexpr std::int32_t kMax = std::numeric_limits<std::int32_t>::max();
+  static_assert(zigzag(0) == 0u && zigzag(-1) == 1u && zigzag(1) == 2u && zigzag(-2) == 3u);
+  static_assert(zigzag(kMax) == 0xFFFFFFFEu && zigzag(kMin) == 0xFFFFFFFFu);
+  static_assert(unzigzag(0xFFFFFFFFu) == kMin && unzigzag(0xFFFFFFFEu) == kMax);
+
+  for (const std::int32_t v : {0, 1, -1, 2, -2, kMax, kMin, kMax - 1, kMin + 1, (1 << 30), -(1 << 30),
+                               (1 << 30) - 1, -(1 << 30) + 1}) {
+    CAPTURE(v);
+    REQUIRE(unzigzag(zigzag(v)) == v);
+    // Small magnitudes map to small codes: |v| <= zigzag(v) / 2 + 1.
+    REQUIRE(zigzag(v) / 2 == (v < 0 ? static_cast<std::uint32_t>(-(static_cast<std::int64_t>(v) + 1))
+                                     : static_cast<std::uint32_t>(v)));
+  }
+  for (const std::uint32_t u : {0u, 1u, 2u, 0x7FFFFFFFu, 0x80000000u, 0xFFFFFFFEu, 0xFFFFFFFFu}) {
+    CAPTURE(u);
+    REQUIRE(zigzag(unzigzag(u)) == u);
+  }
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  for (int i = 0; i < 200000; ++i) {
+    const auto u = static_cast<std::uint32_t>(g());
+    const auto v = static_cast<std::int32_t>(u);
+    REQUIRE(zigzag(unzigzag(u)) == u);
+    REQUIRE(unzigzag(zigzag(v)) == v);
+    // zigzag is ordered by magnitude: the sign goes to bit 0.
+    REQUIRE((zigzag(v) & 1u) == (v < 0 ? 1u : 0u));
+  }
+  // Every delta of two codes inside (-2^30, 2^30) survives the wrap-around arithmetic the coder
+  // uses (delta as u32 difference, decode as u32 sum).
+  for (int i = 0; i < 200000; ++i) {
+    const auto a = static_cast<std::int32_t>(std::uniform_int_distribution<std::int64_t>(-(1 << 30) + 1, (1 << 30) - 1)(g));
+    const auto b = static_cast<std::int32_t>(std::uniform_int_distribution<std::int64_t>(-(1 << 30) + 1, (1 << 30) - 1)(g));
+    const auto delta = static_cast<std::int32_t>(static_cast<std::uint32_t>(b) - static_cast<std::uint32_t>(a));
+    REQUIRE(static_cast<std::int64_t>(delta) == static_cast<std::int64_t>(b) - a);
+    const auto back = static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(unzigzag(zigzag(delta))));
+    REQUIRE(back == b);
+  }
+}
