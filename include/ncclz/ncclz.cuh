@@ -10,6 +10,7 @@
 #pragma once
 
 #include "ncclz/codec.hpp"
+#include "ncclz/communicator.cuh"
 #include "ncclz/compressor.cuh"
 #include "ncclz/device/device_codec.cuh"
 #include "ncclz/entropy_coder.hpp"

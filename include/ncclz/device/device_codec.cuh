@@ -103,43 +103,94 @@ std::size_t workspace_bytes(std::size_t count) {
   return detail::layout_for(count).total;
 }
 
+namespace detail {
+// The phases of compress and decompress, for callers (the collectives) that put work between
+// them, such as an allreduce of the range keys across ranks. Arguments are checked by the callers.
+
+/// Resets the range keys and every tile's look-back word; returns the range keys.
+inline range_keys* reset_compress_state(void* d_workspace, std::size_t count, cudaStream_t stream) {
+  const workspace_layout l = layout_for(count);
+  auto* ws = static_cast<std::byte*>(d_workspace);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(ws + l.range, 0, l.total - l.range, stream));
+  return reinterpret_cast<range_keys*>(ws + l.range);
+}
+
+/// Folds the finite values of d_in into the range keys (RelBound only).
+template <class T>
+void launch_range(const T* d_in, std::size_t count, range_keys* range, cudaStream_t stream) {
+  if (count == 0) return;
+  const std::size_t blocks = (count + ncclz::kernels::kRangeThreads - 1) / ncclz::kernels::kRangeThreads;
+  const int grid = static_cast<int>(std::min<std::size_t>(blocks, std::size_t(sm_count()) * 8));
+  ncclz::kernels::range_kernel<T><<<grid, ncclz::kernels::kRangeThreads, 0, stream>>>(d_in, count, range);
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
+/// Encodes with the range already in `range` (ignored by AbsBound).
+template <class Codec, class T>
+void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_out, std::uint64_t* d_size,
+                   const range_keys* range, double bound, cudaStream_t stream) {
+  const workspace_layout l = layout_for(count);
+  const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
+  ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+      d_in, count, static_cast<std::byte*>(d_out), d_size, range, bound,
+      reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words));
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
+/// Decodes one chunk; problems go to `report`, which the caller resets (several chunks may share it).
+template <class Codec, class T>
+void launch_decode(const void* d_in, std::size_t in_capacity, T* d_out, std::size_t count, decode_report* report,
+                   cudaStream_t stream) {
+  const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  prefer_shared_memory(ncclz::kernels::decode_kernel<Codec, T>);
+  // An empty chunk still has a header to check: one block does it.
+  ncclz::kernels::decode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+      static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
+template <class Codec, class T>
+void check_compress_arguments(const char* fn, const void* d_workspace, std::size_t workspace_bytes, const T* d_in,
+                              std::size_t count, const void* d_out, std::size_t out_capacity, double bound) {
+  static_assert(is_supported_value_type_v<T>, "ncclz: T must be float or double");
+  ncclz::detail::validate_bound<typename Codec::quantizer>(fn, bound);
+  ncclz::detail::validate_count<T>(fn, count);
+  check_workspace(fn, d_workspace, workspace_bytes, count);
+  check_values(fn, "d_in", d_in, count);
+  check_chunk(fn, "d_out", d_out);
+  if (out_capacity < max_compressed_bytes<T>(count)) {
+    ncclz::detail::throw_invalid(fn, "d_out holds " + std::to_string(out_capacity) + " B, need max_compressed_bytes() = " +
+                                         std::to_string(max_compressed_bytes<T>(count)));
+  }
+}
+
+template <class T>
+void check_decompress_arguments(const char* fn, const void* d_workspace, std::size_t workspace_bytes, const void* d_in,
+                                std::size_t in_capacity, const T* d_out, std::size_t count) {
+  static_assert(is_supported_value_type_v<T>, "ncclz: T must be float or double");
+  ncclz::detail::validate_count<T>(fn, count);
+  check_workspace(fn, d_workspace, workspace_bytes, 0);
+  check_chunk(fn, "d_in", d_in);
+  check_values(fn, "d_out", d_out, count);
+  if (in_capacity < sizeof(format::chunk_header)) {
+    throw format_error(std::string("ncclz::") + fn + ": compressed stream truncated: " + std::to_string(in_capacity) +
+                       " B is shorter than the 64 B header");
+  }
+}
+}  // namespace detail
+
 /// Compresses `count` values at `d_in` into the chunk at `d_out` (capacity `out_capacity` bytes,
 /// at least max_compressed_bytes<T>(count)); writes the chunk size to *d_size when d_size is not
 /// null. `bound` is absolute or relative as Codec's quantizer says.
 template <class Codec, class T>
 void compress(void* d_workspace, std::size_t workspace_bytes, const T* d_in, std::size_t count, void* d_out,
               std::size_t out_capacity, std::uint64_t* d_size, double bound, cudaStream_t stream = nullptr) {
-  using Q = typename Codec::quantizer;
-  constexpr const char* fn = "device::compress";
-  static_assert(is_supported_value_type_v<T>, "ncclz::device::compress: T must be float or double");
-  ncclz::detail::validate_bound<Q>(fn, bound);
-  ncclz::detail::validate_count<T>(fn, count);
-  detail::check_workspace(fn, d_workspace, workspace_bytes, count);
-  detail::check_values(fn, "d_in", d_in, count);
-  detail::check_chunk(fn, "d_out", d_out);
-  if (out_capacity < max_compressed_bytes<T>(count)) {
-    ncclz::detail::throw_invalid(fn, "d_out holds " + std::to_string(out_capacity) + " B, need max_compressed_bytes() = " +
-                                         std::to_string(max_compressed_bytes<T>(count)));
-  }
-  const detail::workspace_layout l = detail::layout_for(count);
-  auto* ws = static_cast<std::byte*>(d_workspace);
-  // One memset resets the range keys and every tile's look-back word.
-  NCCLZ_CUDA_TRY(cudaMemsetAsync(ws + l.range, 0, l.total - l.range, stream));
-  auto* range = reinterpret_cast<detail::range_keys*>(ws + l.range);
-  if constexpr (Q::needs_range) {
-    if (count > 0) {
-      const std::size_t blocks = (count + ncclz::kernels::kRangeThreads - 1) / ncclz::kernels::kRangeThreads;
-      const int grid = static_cast<int>(std::min<std::size_t>(blocks, std::size_t(detail::sm_count()) * 8));
-      ncclz::kernels::range_kernel<T><<<grid, ncclz::kernels::kRangeThreads, 0, stream>>>(d_in, count, range);
-      NCCLZ_CUDA_TRY(cudaGetLastError());
-    }
-  }
-  const auto tiles = static_cast<unsigned>(format::tile_count(count));
-  detail::prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
-  ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-      d_in, count, static_cast<std::byte*>(d_out), d_size, range, bound,
-      reinterpret_cast<std::uint64_t*>(ws + l.tile_words));
-  NCCLZ_CUDA_TRY(cudaGetLastError());
+  detail::check_compress_arguments<Codec>("device::compress", d_workspace, workspace_bytes, d_in, count, d_out,
+                                          out_capacity, bound);
+  detail::range_keys* range = detail::reset_compress_state(d_workspace, count, stream);
+  if constexpr (Codec::quantizer::needs_range) detail::launch_range(d_in, count, range, stream);
+  detail::launch_encode<Codec>(d_workspace, d_in, count, d_out, d_size, range, bound, stream);
 }
 
 /// Decompresses the chunk at `d_in` (the caller holds `in_capacity` bytes there) into `count`
@@ -147,29 +198,10 @@ void compress(void* d_workspace, std::size_t workspace_bytes, const T* d_in, std
 template <class Codec, class T>
 void decompress(void* d_workspace, std::size_t workspace_bytes, const void* d_in, std::size_t in_capacity, T* d_out,
                 std::size_t count, cudaStream_t stream = nullptr) {
-  constexpr const char* fn = "device::decompress";
-  static_assert(is_supported_value_type_v<T>, "ncclz::device::decompress: T must be float or double");
-  ncclz::detail::validate_count<T>(fn, count);
-  detail::check_workspace(fn, d_workspace, workspace_bytes, 0);
-  detail::check_chunk(fn, "d_in", d_in);
-  detail::check_values(fn, "d_out", d_out, count);
-  if (in_capacity < sizeof(format::chunk_header)) {
-    throw format_error("ncclz::device::decompress: compressed stream truncated: " + std::to_string(in_capacity) +
-                       " B is shorter than the 64 B header");
-  }
+  detail::check_decompress_arguments("device::decompress", d_workspace, workspace_bytes, d_in, in_capacity, d_out, count);
   auto* report = static_cast<detail::decode_report*>(d_workspace);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(report, 0, sizeof(detail::decode_report), stream));
-  const auto tiles = static_cast<unsigned>(format::tile_count(count));
-  detail::prefer_shared_memory(ncclz::kernels::decode_kernel<Codec, T>);
-  if (tiles == 0) {
-    // Nothing to decode, but the header must still be a valid empty chunk: one block checks it.
-    ncclz::kernels::decode_kernel<Codec, T><<<1, ncclz::kernels::kTileThreads, 0, stream>>>(
-        static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
-  } else {
-    ncclz::kernels::decode_kernel<Codec, T><<<tiles, ncclz::kernels::kTileThreads, 0, stream>>>(
-        static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
-  }
-  NCCLZ_CUDA_TRY(cudaGetLastError());
+  detail::launch_decode<Codec>(d_in, in_capacity, d_out, count, report, stream);
 }
 
 /// Waits for `stream` and throws format_error if the last decompress with this workspace met a

@@ -1,0 +1,300 @@
+// Communicator<Codec>: compressed collectives over the caller's own NCCL communicator.
+//
+//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//   ncclz::Communicator<Codec> comm(nccl_comm);
+//   comm.allgather(d_send, d_recv, count, 1e-3, stream);     // recv holds every rank's values, decoded
+//   comm.check(stream);                                       // waits; throws on a corrupted chunk
+//   ncclz::call_info info = comm.last_call();
+//
+// Built so far: allgather and broadcast, which compress once and move the compressed bytes
+// unchanged (DESIGN.md section 4, option 1). Reductions are the next step (docs/collectives-plan.md).
+//
+// The bound applies to the result. RelBound is relative to the value range of *all* ranks'
+// inputs (allgather) or of the root's input (broadcast); it is found on the device and merged
+// across ranks with one 16-byte ncclAllReduce. Every rank, the root and the sender of its own
+// slot included, receives the decoded values, so all ranks hold identical results.
+//
+// Each call waits on the host once, for the compressed sizes (NCCL point-to-point needs matching
+// counts). That wait watches the communicator, as nccl-tests does: a peer that fails or never
+// arrives turns into ncclz::error after config::timeout, with the communicator aborted (it cannot
+// be used after that), never a hang.
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstring>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/detail/nccl_wait.hpp"
+#include "ncclz/device/device_codec.cuh"
+#include "ncclz/error.hpp"
+
+namespace ncclz {
+
+/// What the last collective did, for the caller's logs and benchmarks.
+struct call_info {
+  const char* collective = "none";
+  const char* coder = "";
+  const char* schedule = "";
+  std::uint64_t input_bytes = 0;    ///< this rank's uncompressed payload
+  std::uint64_t bytes_sent = 0;     ///< compressed bytes this rank handed to NCCL (payloads and sizes)
+  std::uint64_t chunk_bytes = 0;    ///< size of the chunk this rank compressed (0 if it compressed none)
+  double ratio = 0;                 ///< input bytes / chunk bytes of the compressed chunk(s)
+  double error_bound = 0;           ///< absolute bound every result element keeps (on ranks that compressed)
+  double size_wait_ms = 0;          ///< host time spent waiting for the size exchange
+};
+
+struct communicator_config {
+  /// How long a host wait may last before the communicator is aborted and the call throws.
+  std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+};
+
+template <class Codec>
+class Communicator {
+ public:
+  explicit Communicator(ncclComm_t comm, communicator_config config = {}) : comm_(comm), config_(config) {
+    if (comm == nullptr) detail::throw_invalid("Communicator", "the NCCL communicator is null");
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclCommCount(comm_, &nranks_));
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclCommUserRank(comm_, &rank_));
+    NCCLZ_CUDA_TRY(cudaMallocHost(&h_meta_, sizeof(std::uint64_t) * 2 * static_cast<std::size_t>(nranks_) + 64));
+  }
+  Communicator(const Communicator&) = delete;
+  Communicator& operator=(const Communicator&) = delete;
+  ~Communicator() {
+    release_device();
+    if (h_meta_) NCCLZ_CUDA_TRY_NO_THROW(cudaFreeHost(h_meta_));
+  }
+
+  [[nodiscard]] int rank() const noexcept { return rank_; }
+  [[nodiscard]] int nranks() const noexcept { return nranks_; }
+  [[nodiscard]] const call_info& last_call() const noexcept { return info_; }
+  /// Device bytes held now (workspace and chunk buffers); grows only when a call needs more.
+  [[nodiscard]] std::size_t workspace_bytes() const noexcept { return held_bytes_; }
+
+  /// Gathers `count` values from every rank into `recv` (rank r's at recv + r * count), as
+  /// ncclAllGather does; in place when send == recv + rank * count. Every element is within the
+  /// bound of the value its rank sent. All ranks must pass the same count (checked: a mismatch
+  /// throws invalid_argument on every rank).
+  template <class T>
+  void allgather(const T* send, T* recv, std::size_t count, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::allgather";
+    check_buffers(fn, send, recv, count, static_cast<std::size_t>(nranks_) * count, bound);
+    if (!(send == recv + static_cast<std::size_t>(rank_) * count) && overlaps(send, count, recv, count * nranks_)) {
+      detail::throw_invalid(fn, "send overlaps recv other than in place (send == recv + rank * count)");
+    }
+    reserve<T>(count);
+    std::byte* mine = chunk(rank_);
+    compress_into<T>(send, count, mine, bound, /*ranges_from_all_ranks=*/true, stream);
+    exchange_meta(fn, count, stream);
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer == rank_) continue;
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(mine, chunk_size(rank_), ncclUint8, peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
+    }
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    reset_report(stream);
+    for (int r = 0; r < nranks_; ++r) {
+      device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
+                                           report(), stream);
+    }
+    info_ = base_info("allgather", "direct", count * sizeof(T));
+    info_.bytes_sent += chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
+    info_.chunk_bytes = chunk_size(rank_);
+    info_.ratio = chunk_size(rank_) ? static_cast<double>(count * sizeof(T)) / chunk_size(rank_) : 0.0;
+  }
+
+  /// Sends the root's `count` values to every rank, as ncclBroadcast does (send is read on the
+  /// root only; in place when send == recv). Every rank, the root too, receives the decoded values.
+  template <class T>
+  void broadcast(const T* send, T* recv, std::size_t count, int root, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::broadcast";
+    if (root < 0 || root >= nranks_) {
+      detail::throw_invalid(fn, "root " + std::to_string(root) + " is outside [0, " + std::to_string(nranks_) + ")");
+    }
+    check_buffers(fn, rank_ == root ? send : recv, recv, count, count, bound);
+    if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
+      detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    }
+    reserve<T>(count);
+    if (rank_ == root) compress_into<T>(send, count, chunk(root), bound, /*ranges_from_all_ranks=*/false, stream);
+    exchange_meta(fn, count, stream);
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(chunk(root), chunk(root), chunk_size(root), ncclUint8, root, comm_, stream));
+    reset_report(stream);
+    device::detail::launch_decode<Codec>(chunk(root), chunk_size(root), recv, count, report(), stream);
+    info_ = base_info("broadcast", "nccl_broadcast", count * sizeof(T));
+    if (rank_ == root) {
+      info_.bytes_sent += chunk_size(root);
+      info_.chunk_bytes = chunk_size(root);
+    }
+    info_.ratio = chunk_size(root) ? static_cast<double>(count * sizeof(T)) / chunk_size(root) : 0.0;
+  }
+
+  /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
+  /// was corrupted.
+  void check(cudaStream_t stream) {
+    if (held_bytes_ == 0) return;
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, report(), sizeof(device::detail::decode_report), cudaMemcpyDeviceToHost, stream));
+    wait("Communicator::check", stream);
+    device::detail::decode_report r;
+    std::memcpy(&r, h_meta_, sizeof r);
+    if (r.status != 0) {
+      throw format_error("ncclz::Communicator: a received chunk failed to decode (status " + std::to_string(r.status) +
+                         ", tile " + std::to_string(r.tile) + "): corrupted in transit or a peer with another codec");
+    }
+  }
+
+ private:
+  // Device memory: [workspace | report | meta: nranks x {chunk bytes, count} | nranks chunks].
+  template <class T>
+  void reserve(std::size_t count) {
+    const std::size_t chunk_capacity = format::align_up(max_compressed_bytes<T>(count), 256);
+    const std::size_t workspace = format::align_up(device::workspace_bytes<T>(count), 256);
+    if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_) return;
+    release_device();  // cudaFree waits for work still using the old buffers
+    chunk_capacity_ = std::max(chunk_capacity, chunk_capacity_);
+    workspace_capacity_ = std::max(workspace, workspace_capacity_);
+    held_bytes_ = workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(nranks_);
+    NCCLZ_CUDA_TRY(cudaMalloc(&device_, held_bytes_));
+  }
+
+  static constexpr std::size_t kReportBytes = 256;
+  std::size_t meta_bytes() const { return format::align_up(16 * static_cast<std::size_t>(nranks_), 256); }
+  std::byte* workspace() const { return device_; }
+  device::detail::decode_report* report() const {
+    return reinterpret_cast<device::detail::decode_report*>(device_ + workspace_capacity_);
+  }
+  std::uint64_t* meta() const { return reinterpret_cast<std::uint64_t*>(device_ + workspace_capacity_ + kReportBytes); }
+  std::byte* chunk(int r) const {
+    return device_ + workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(r);
+  }
+  std::uint64_t chunk_size(int r) const { return h_meta_[2 * r]; }
+
+  template <class T>
+  void check_buffers(const char* fn, const T* send, const T* recv, std::size_t send_count, std::size_t recv_count,
+                     double bound) const {
+    device::detail::check_values(fn, "send", send, send_count);
+    device::detail::check_values(fn, "recv", recv, recv_count);
+    detail::validate_bound<typename Codec::quantizer>(fn, bound);
+    detail::validate_count<T>(fn, send_count);
+  }
+
+  template <class T>
+  static bool overlaps(const T* a, std::size_t na, const T* b, std::size_t nb) {
+    return na > 0 && nb > 0 && a < b + nb && b < a + na;
+  }
+
+  /// Range (merged over all ranks when asked), then encode into `out`; the size lands in meta.
+  template <class T>
+  void compress_into(const T* send, std::size_t count, std::byte* out, double bound, bool ranges_from_all_ranks,
+                     cudaStream_t stream) {
+    device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), count, stream);
+    if constexpr (Codec::quantizer::needs_range) {
+      device::detail::launch_range(send, count, range, stream);
+      if (ranges_from_all_ranks) {
+        // Order keys merge with max: one tiny allreduce gives every rank the global range.
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
+        range_bytes_sent_ = 2 * sizeof(std::uint64_t);
+      }
+    }
+    device::detail::launch_encode<Codec>(workspace(), send, count, out, meta() + 2 * rank_, range, bound, stream);
+    error_bound_pending_ = true;
+  }
+
+  /// Gathers every rank's {chunk bytes, count} and waits for them on the host.
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream) {
+    std::uint64_t* mine = meta() + 2 * rank_;
+    h_meta_[2 * rank_ + 1] = count;
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine + 1, h_meta_ + 2 * rank_ + 1, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(mine, meta(), 2, ncclUint64, comm_, stream));
+    const std::size_t meta_bytes = sizeof(std::uint64_t) * 2 * static_cast<std::size_t>(nranks_);
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), meta_bytes, cudaMemcpyDeviceToHost, stream));
+    // The error bound the encoder applied sits in the chunk header this rank wrote, if any.
+    double* h_bound = reinterpret_cast<double*>(reinterpret_cast<std::byte*>(h_meta_) + meta_bytes);
+    *h_bound = 0;
+    if (error_bound_pending_) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, chunk(rank_) + offsetof(format::chunk_header, error_bound), sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream));
+    }
+    const auto start = std::chrono::steady_clock::now();
+    wait(fn, stream);
+    size_wait_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    error_bound_ = *h_bound;
+    for (int r = 0; r < nranks_; ++r) {
+      if (h_meta_[2 * r + 1] != count) {
+        detail::throw_invalid(fn, "ranks passed different counts: rank " + std::to_string(rank_) + " has " +
+                                      std::to_string(count) + ", rank " + std::to_string(r) + " has " +
+                                      std::to_string(h_meta_[2 * r + 1]));
+      }
+    }
+  }
+
+  /// Waits for `stream` while polling the communicator; aborts it and throws on error or timeout.
+  void wait(const char* fn, cudaStream_t stream) {
+    const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
+    for (;;) {
+      const cudaError_t s = cudaStreamQuery(stream);
+      if (s == cudaSuccess) return;
+      if (s != cudaErrorNotReady) NCCLZ_CUDA_TRY(s);
+      ncclResult_t async = ncclSuccess;
+      NCCLZ_NCCL_TRY(ncclCommGetAsyncError(comm_, &async));
+      if (async != ncclSuccess && async != ncclInProgress) {
+        ncclCommAbort(comm_);
+        throw nccl_error(static_cast<int>(async), std::string("ncclz::") + fn + ": NCCL reported " +
+                                                      ncclGetErrorString(async) + " (a peer failed); the communicator was aborted");
+      }
+      if (std::chrono::steady_clock::now() > deadline) {
+        ncclCommAbort(comm_);
+        throw error(std::string("ncclz::") + fn + ": timed out after " + std::to_string(config_.timeout.count()) +
+                    " ms waiting for the other ranks (one may have died or not called " + fn +
+                    "); the communicator was aborted");
+      }
+      std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
+  void reset_report(cudaStream_t stream) {
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(report(), 0, sizeof(device::detail::decode_report), stream));
+  }
+
+  call_info base_info(const char* collective, const char* schedule, std::uint64_t input_bytes) {
+    call_info i;
+    i.collective = collective;
+    i.schedule = schedule;
+    i.coder = Codec::coder::name;
+    i.input_bytes = input_bytes;
+    i.bytes_sent = range_bytes_sent_ + 2 * sizeof(std::uint64_t);
+    i.error_bound = error_bound_;
+    i.size_wait_ms = size_wait_ms_;
+    range_bytes_sent_ = 0;
+    error_bound_pending_ = false;
+    return i;
+  }
+
+  void release_device() noexcept {
+    if (device_) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(device_));
+    device_ = nullptr;
+    held_bytes_ = 0;
+  }
+
+  ncclComm_t comm_;
+  communicator_config config_;
+  int nranks_ = 0, rank_ = 0;
+  std::byte* device_ = nullptr;
+  std::size_t held_bytes_ = 0, chunk_capacity_ = 0, workspace_capacity_ = 0;
+  std::uint64_t* h_meta_ = nullptr;  // pinned: nranks x {chunk bytes, count}, then the error bound
+  std::uint64_t range_bytes_sent_ = 0;
+  bool error_bound_pending_ = false;
+  double error_bound_ = 0, size_wait_ms_ = 0;
+  call_info info_;
+};
+
+}  // namespace ncclz

@@ -1,0 +1,275 @@
+// ncclz::Communicator on real multi-rank NCCL (one process per rank, scripts/emulated_cluster.sh):
+// allgather and broadcast of fresh inputs, every element of every rank's result checked against
+// the bound in float64, identical results on all ranks, in place, count 0, NaN/Inf, mismatched
+// counts and a bad root; then one timing of allgather against ncclAllGather of the same data.
+//
+// Every rank can compute every rank's input (a function of a seed rank 0 draws and broadcasts,
+// NCCLZ_TEST_SEED reproduces it). Exit 0 when all checks pass on this rank, 1 otherwise, 77 without
+// a GPU. Every rank runs every step, so ranks stay in step even after a failure.
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ncclz/bootstrap.hpp"
+#include "ncclz/ncclz.cuh"
+
+namespace {
+
+using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+
+std::uint64_t splitmix64(std::uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+/// Rank r's input for one test: a smooth field with rank-dependent phase and scale, a little
+/// hash noise, and a few NaN/Inf on rank 1.
+template <class T>
+std::vector<T> input_of(std::uint64_t seed, int rank, std::size_t count) {
+  std::vector<T> v(count);
+  const double phase = static_cast<double>(splitmix64(seed + rank) % 6283) / 1000.0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double noise = static_cast<double>(splitmix64(seed ^ (std::uint64_t(rank) << 40) ^ i) % 1000) * 1e-5;
+    v[i] = static_cast<T>((rank + 1) * 10.0 * std::sin(static_cast<double>(i) * 1e-3 + phase) + noise);
+  }
+  if (rank == 1 && count > 100) {
+    v[7] = std::numeric_limits<T>::quiet_NaN();
+    v[count / 2] = std::numeric_limits<T>::infinity();
+    v[count - 1] = -std::numeric_limits<T>::infinity();
+  }
+  return v;
+}
+
+template <class T>
+struct device_array {
+  T* ptr = nullptr;
+  explicit device_array(std::size_t n) { NCCLZ_CUDA_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~device_array() { NCCLZ_CUDA_TRY_NO_THROW(cudaFree(ptr)); }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+};
+
+struct checker {
+  int rank;
+  int failures = 0;
+  void fail(const std::string& what) {
+    ++failures;
+    std::fprintf(stderr, "rank %d: FAILED: %s\n", rank, what.c_str());
+  }
+};
+
+/// Elements of `got` against `want`: NaN stays NaN, Inf stays the same Inf, finite within eb.
+template <class T>
+std::size_t count_violations(const T* got, const T* want, std::size_t n, double eb, double& max_err) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool ok;
+    if (std::isnan(want[i])) ok = std::isnan(got[i]);
+    else if (std::isinf(want[i])) ok = got[i] == want[i];
+    else {
+      const double err = std::fabs(static_cast<double>(got[i]) - static_cast<double>(want[i]));
+      ok = err <= eb;
+      if (err > max_err) max_err = err;
+    }
+    bad += !ok;
+  }
+  return bad;
+}
+
+/// A hash of this rank's result, gathered from all ranks: true when all are equal.
+bool same_on_all_ranks(ncclz::cluster_comm& cc, const void* data, std::size_t bytes, cudaStream_t stream) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  device_array<std::uint64_t> d(static_cast<std::size_t>(cc.nranks()));
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr + cc.rank(), &h, sizeof h, cudaMemcpyHostToDevice, stream));
+  cc.check(ncclAllGather(d.ptr + cc.rank(), d.ptr, 1, ncclUint64, cc.comm(), stream), "ncclAllGather(hash)");
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(cc.nranks()));
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(all.data(), d.ptr, all.size() * sizeof h, cudaMemcpyDeviceToHost, stream));
+  cc.synchronize(stream);
+  return std::all_of(all.begin(), all.end(), [&](std::uint64_t x) { return x == all[0]; });
+}
+
+template <class T>
+double range_bound(const std::vector<std::vector<T>>& inputs, double rel) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& v : inputs)
+    for (const T x : v)
+      if (std::isfinite(x)) {
+        lo = std::min(lo, static_cast<double>(x));
+        hi = std::max(hi, static_cast<double>(x));
+      }
+  return rel * (hi - lo);
+}
+
+template <class Codec, class T>
+void check_allgather(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
+                     double bound, bool in_place) {
+  const int n = cc.nranks(), me = cc.rank();
+  std::vector<std::vector<T>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + count, r, count));
+  const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
+
+  ncclz::Communicator<Codec> comm(cc.comm());
+  device_array<T> d_send(count), d_recv(count * n);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(count * n, 1) * sizeof(T), stream));  // NaN poison
+  T* send = in_place ? d_recv.ptr + static_cast<std::size_t>(me) * count : d_send.ptr;
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(send, inputs[me].data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+  comm.allgather(send, d_recv.ptr, count, bound, stream);
+  comm.check(stream);
+  std::vector<T> got(count * n);
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, got.size() * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::string what = std::string("allgather ") + (sizeof(T) == 4 ? "f32 " : "f64 ") + Codec::quantizer::name +
+                           " count " + std::to_string(count) + (in_place ? " in place" : "");
+  double max_err = 0;
+  std::size_t bad = 0;
+  for (int r = 0; r < n; ++r) bad += count_violations(got.data() + r * count, inputs[r].data(), count, eb, max_err);
+  if (bad) c.fail(what + ": " + std::to_string(bad) + " elements outside the bound " + std::to_string(eb));
+  if (count && !(comm.last_call().error_bound <= eb * (1 + 1e-12)))
+    c.fail(what + ": applied bound " + std::to_string(comm.last_call().error_bound) + " > " + std::to_string(eb));
+  if (!same_on_all_ranks(cc, got.data(), got.size() * sizeof(T), stream)) c.fail(what + ": results differ across ranks");
+  if (me == 0) {
+    std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e  size wait %.2f ms\n", what.c_str(), comm.last_call().ratio,
+                max_err, eb, comm.last_call().size_wait_ms);
+  }
+}
+
+template <class Codec, class T>
+void check_broadcast(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
+                     int root, double bound) {
+  const int me = cc.rank();
+  const std::vector<T> input = input_of<T>(seed + 7 * count, root, count);
+  const double eb = Codec::quantizer::needs_range ? range_bound(std::vector<std::vector<T>>{input}, bound) : bound;
+  ncclz::Communicator<Codec> comm(cc.comm());
+  device_array<T> d_buf(count);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_buf.ptr, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T), stream));
+  if (me == root && count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_buf.ptr, input.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+  comm.broadcast(d_buf.ptr, d_buf.ptr, count, root, bound, stream);  // in place, as NCCL allows
+  comm.check(stream);
+  std::vector<T> got(count);
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_buf.ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::string what = "broadcast root " + std::to_string(root) + " count " + std::to_string(count);
+  double max_err = 0;
+  const std::size_t bad = count_violations(got.data(), input.data(), count, eb, max_err);
+  if (bad) c.fail(what + ": " + std::to_string(bad) + " elements outside the bound");
+  if (!same_on_all_ranks(cc, got.data(), got.size() * sizeof(T), stream)) c.fail(what + ": results differ across ranks");
+  if (me == 0) std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e\n", what.c_str(), comm.last_call().ratio, max_err, eb);
+}
+
+/// Time of ncclz allgather vs ncclAllGather of the same `count` floats per rank (median of 5).
+void time_allgather(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
+  const int n = cc.nranks(), me = cc.rank();
+  const std::vector<float> input = input_of<float>(seed, me, count);
+  device_array<float> d_send(count), d_recv(count * n);
+  NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  ncclz::Communicator<RelFL> comm(cc.comm());
+  cudaEvent_t a, b;
+  NCCLZ_CUDA_TRY(cudaEventCreate(&a));
+  NCCLZ_CUDA_TRY(cudaEventCreate(&b));
+  auto median_ms = [&](auto&& op) {
+    std::vector<float> t;
+    for (int i = 0; i < 7; ++i) {
+      NCCLZ_CUDA_TRY(cudaEventRecord(a, stream));
+      op();
+      NCCLZ_CUDA_TRY(cudaEventRecord(b, stream));
+      cc.synchronize(stream);
+      float ms = 0;
+      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+      if (i >= 2) t.push_back(ms);  // two warm-ups: NCCL connects lazily
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const float nccl_ms = median_ms([&] {
+    cc.check(ncclAllGather(d_send.ptr, d_recv.ptr, count, ncclFloat, cc.comm(), stream), "ncclAllGather");
+  });
+  const float ncclz_ms = median_ms([&] { comm.allgather(d_send.ptr, d_recv.ptr, count, rel, stream); });
+  if (me == 0) {
+    std::printf("TIMING allgather %zu MiB/rank, %d ranks, REL %.0e: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f\n",
+                count * sizeof(float) >> 20, n, rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
+int run() {
+  ncclz::cluster_comm cc(ncclz::rank_from_environment());
+  cudaStream_t stream;
+  NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+  std::uint64_t seed = 0;
+  if (cc.rank() == 0) {
+    if (const char* s = std::getenv("NCCLZ_TEST_SEED")) seed = std::strtoull(s, nullptr, 0);
+    else seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    std::printf("test_collectives: %d ranks, seed 0x%llx (NCCLZ_TEST_SEED reproduces it)\n", cc.nranks(),
+                static_cast<unsigned long long>(seed));
+  }
+  {
+    device_array<std::uint64_t> d(1);
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr, &seed, sizeof seed, cudaMemcpyHostToDevice, stream));
+    cc.check(ncclBroadcast(d.ptr, d.ptr, 1, ncclUint64, 0, cc.comm(), stream), "ncclBroadcast(seed)");
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(&seed, d.ptr, sizeof seed, cudaMemcpyDeviceToHost, stream));
+    cc.synchronize(stream);
+  }
+  checker c{cc.rank()};
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
+    check_allgather<RelFL, float>(cc, c, stream, seed, count, 1e-3, false);
+    check_allgather<AbsFL, double>(cc, c, stream, seed, count, 1e-4, false);
+  }
+  check_allgather<RelFL, float>(cc, c, stream, seed, 300001, 1e-2, true);
+  for (const int root : {0, cc.nranks() - 1}) {
+    check_broadcast<RelFL, float>(cc, c, stream, seed, 1000003, root, 1e-3);
+    check_broadcast<AbsFL, double>(cc, c, stream, seed, 4099, root, 1e-5);
+  }
+  {  // mismatched counts: every rank must get the error, none may hang
+    ncclz::Communicator<RelFL> comm(cc.comm());
+    device_array<float> d(2 * 1001 * cc.nranks());
+    NCCLZ_CUDA_TRY(cudaMemset(d.ptr, 0, 2 * 1001 * cc.nranks() * sizeof(float)));
+    const std::size_t count = cc.rank() == 1 ? 1001 : 1000;
+    try {
+      comm.allgather(d.ptr, d.ptr + 1001, count, 1e-3, stream);
+      c.fail("allgather with mismatched counts did not throw");
+    } catch (const ncclz::invalid_argument& e) {
+      if (cc.rank() == 0) std::printf("mismatched counts rejected on every rank: %s\n", e.what());
+    }
+    try {
+      comm.broadcast(d.ptr, d.ptr, 10, cc.nranks(), 1e-3, stream);
+      c.fail("broadcast with root == nranks did not throw");
+    } catch (const ncclz::invalid_argument&) {
+    }
+  }
+  time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
+  cc.synchronize(stream);
+  NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
+  std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
+  return c.failures == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+int main() {
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver || (status == cudaSuccess && devices == 0)) {
+    std::printf("SKIP: no CUDA device\n");
+    return 77;
+  }
+  try {
+    return run();
+  } catch (const std::exception& e) {
+    const char* rank = std::getenv("NCCLZ_RANK");
+    std::fprintf(stderr, "test_collectives: rank %s FAILED: %s\n", rank != nullptr ? rank : "?", e.what());
+    return 1;
+  }
+}
