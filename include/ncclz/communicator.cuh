@@ -7,7 +7,8 @@
 //   ncclz::call_info info = comm.last_call();
 //
 // Built so far: allgather and broadcast, which compress once and move the compressed bytes
-// unchanged (DESIGN.md section 4, option 1). Reductions are the next step (docs/collectives-plan.md).
+// unchanged (DESIGN.md section 4, option 1), and allreduce and reduce_scatter with ncclSum, which
+// add integer codes exactly at every ring step (docs/collectives-plan.md).
 //
 // The bound applies to the result. RelBound is relative to the value range of *all* ranks'
 // inputs (allgather) or of the root's input (broadcast); it is found on the device and merged
@@ -34,8 +35,10 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/nccl_wait.hpp"
+#include "ncclz/device/detail/reduce_kernels.cuh"
 #include "ncclz/device/device_codec.cuh"
 #include "ncclz/error.hpp"
+#include "ncclz/schedule/schedule.hpp"
 
 namespace ncclz {
 
@@ -70,6 +73,7 @@ class Communicator {
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator() {
     release_device();
+    if (reduce_.base) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(reduce_.base));
     if (h_meta_) NCCLZ_CUDA_TRY_NO_THROW(cudaFreeHost(h_meta_));
   }
 
@@ -138,6 +142,74 @@ class Communicator {
     info_.ratio = chunk_size(root) ? static_cast<double>(count * sizeof(T)) / chunk_size(root) : 0.0;
   }
 
+  /// Sums `count` values over all ranks into every rank's `recv`, as ncclAllReduce with ncclSum
+  /// (in place when send == recv). Each element of the result is within `bound` (AbsBound) or
+  /// bound x (max - min of all ranks' finite inputs) (RelBound) of the exact sum, plus the half
+  /// ulp any T result rounds by; all ranks hold identical results. Schedule: ring reduce-scatter
+  /// of codes (each rank quantizes once with bound / nranks; partial sums travel as codes and are
+  /// added exactly), then the owners' chunks are exchanged unchanged and decoded everywhere.
+  /// Elements where some rank's value was NaN, Inf or too large for a code are summed in T.
+  template <class T>
+  void allreduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::allreduce";
+    check_sum(fn, op);
+    check_buffers(fn, send, recv, count, count, bound);
+    if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
+    std::uint64_t largest = 0;
+    for (const auto& g : seg) largest = std::max(largest, g.count);
+    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest));
+    exchange_meta(fn, count, stream, /*chunk_on_device=*/false);  // equal counts, before any ring step
+    const std::uint64_t sent = reduce_scatter_codes<T>(fn, send, count, seg, bound, stream);
+    // The owner of each segment codes it once; the chunks then travel unchanged.
+    device::detail::reset_tile_words(workspace(), seg[rank_].count, stream);
+    launch_encode_codes<T>(seg[rank_].count, chunk(rank_), meta() + 2 * rank_, bound, stream);
+    error_bound_pending_ = true;
+    exchange_meta(fn, count, stream);
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer == rank_) continue;
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
+    }
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    for (int r = 0; r < nranks_; ++r) {
+      device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
+    }
+    info_ = base_info("allreduce", "ring reduce-scatter + direct allgather", count * sizeof(T));
+    info_.error_bound *= nranks_;  // each rank's codes carry bound / nranks
+    info_.bytes_sent += sent + chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
+    info_.chunk_bytes = chunk_size(rank_);
+    info_.ratio = chunk_size(rank_) ? static_cast<double>(seg[rank_].count * sizeof(T)) / chunk_size(rank_) : 0.0;
+  }
+
+  /// Sums `recvcount * nranks` values over all ranks and leaves block r (recvcount values) on
+  /// rank r, as ncclReduceScatter with ncclSum; in place when send + rank * recvcount == recv.
+  /// The bound is allreduce's.
+  template <class T>
+  void reduce_scatter(const T* send, T* recv, std::size_t recvcount, ncclRedOp_t op, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::reduce_scatter";
+    check_sum(fn, op);
+    const std::size_t count = recvcount * static_cast<std::size_t>(nranks_);
+    check_buffers(fn, send, recv, count, recvcount, bound);
+    if (recv != send + static_cast<std::size_t>(rank_) * recvcount && overlaps(send, count, recv, recvcount)) {
+      detail::throw_invalid(fn, "recv overlaps send other than in place (recv == send + rank * recvcount)");
+    }
+    std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
+    for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
+    reserve_bytes(format::max_fixed_chunk_bytes(recvcount, sizeof(T)), device::workspace_bytes<T>(recvcount));
+    exchange_meta(fn, count, stream, /*chunk_on_device=*/false);
+    const std::uint64_t sent = reduce_scatter_codes<T>(fn, send, count, seg, bound, stream);
+    const auto* acc_values = reinterpret_cast<const T*>(reduce_.acc_values);
+    ncclz::kernels::dequantize_kernel<T><<<grid_for(recvcount), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+        reduce_.acc_codes, acc_values, recvcount, reduce_.step, recv);
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+    info_ = base_info("reduce_scatter", "ring", count * sizeof(T));
+    info_.error_bound *= nranks_;
+    info_.bytes_sent += sent;
+    info_.ratio = reduce_.coded_bytes ? static_cast<double>(reduce_.coded_input_bytes) / reduce_.coded_bytes : 0.0;
+  }
+
   /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
   /// was corrupted.
   void check(cudaStream_t stream) {
@@ -156,8 +228,12 @@ class Communicator {
   // Device memory: [workspace | report | meta: nranks x {chunk bytes, count} | nranks chunks].
   template <class T>
   void reserve(std::size_t count) {
-    const std::size_t chunk_capacity = format::align_up(max_compressed_bytes<T>(count), 256);
-    const std::size_t workspace = format::align_up(device::workspace_bytes<T>(count), 256);
+    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count));
+  }
+
+  void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes) {
+    const std::size_t chunk_capacity = format::align_up(chunk_bytes, 256);
+    const std::size_t workspace = format::align_up(workspace_bytes, 256);
     if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_) return;
     release_device();  // cudaFree waits for work still using the old buffers
     chunk_capacity_ = std::max(chunk_capacity, chunk_capacity_);
@@ -209,11 +285,17 @@ class Communicator {
     error_bound_pending_ = true;
   }
 
-  /// Gathers every rank's {chunk bytes, count} and waits for them on the host.
-  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream) {
+  /// Gathers every rank's {chunk bytes, count} and waits for them on the host; throws on every
+  /// rank if the counts differ. Without a chunk of this rank's (`chunk_on_device` false) its size is 0.
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, bool chunk_on_device = true) {
     std::uint64_t* mine = meta() + 2 * rank_;
+    h_meta_[2 * rank_] = 0;
     h_meta_[2 * rank_ + 1] = count;
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine + 1, h_meta_ + 2 * rank_ + 1, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    if (chunk_on_device) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine + 1, h_meta_ + 2 * rank_ + 1, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    } else {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine, h_meta_ + 2 * rank_, 2 * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    }
     NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(mine, meta(), 2, ncclUint64, comm_, stream));
     const std::size_t meta_bytes = sizeof(std::uint64_t) * 2 * static_cast<std::size_t>(nranks_);
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), meta_bytes, cudaMemcpyDeviceToHost, stream));
@@ -226,7 +308,7 @@ class Communicator {
     }
     const auto start = std::chrono::steady_clock::now();
     wait(fn, stream);
-    size_wait_ms_ = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     error_bound_ = *h_bound;
     for (int r = 0; r < nranks_; ++r) {
       if (h_meta_[2 * r + 1] != count) {
@@ -276,6 +358,7 @@ class Communicator {
     i.size_wait_ms = size_wait_ms_;
     range_bytes_sent_ = 0;
     error_bound_pending_ = false;
+    size_wait_ms_ = 0;
     return i;
   }
 
@@ -283,6 +366,159 @@ class Communicator {
     if (device_) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(device_));
     device_ = nullptr;
     held_bytes_ = 0;
+  }
+
+  // ---- reductions -----------------------------------------------------------------------------
+  static void check_sum(const char* fn, ncclRedOp_t op) {
+    if (op != ncclSum) {
+      detail::throw_invalid(fn, "only ncclSum is supported so far (ncclProd, ncclMin, ncclMax and ncclAvg are not): "
+                                "use NCCL's own collective for those");
+    }
+  }
+
+  static unsigned grid_for(std::size_t count) {
+    const std::size_t blocks = (count + ncclz::kernels::kElementwiseThreads - 1) / ncclz::kernels::kElementwiseThreads;
+    return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t(device::detail::sm_count()) * 8));
+  }
+
+  /// Device buffers of the ring: this rank's codes of its whole input, the running partial sum
+  /// of one segment, a chunk to send and one to receive, the step and two sizes.
+  struct reduce_buffers {
+    std::byte* base = nullptr;
+    std::size_t bytes = 0;
+    std::int32_t* own_codes = nullptr;
+    void* own_values = nullptr;
+    std::int32_t* acc_codes = nullptr;
+    void* acc_values = nullptr;
+    std::byte* send_chunk = nullptr;
+    std::byte* recv_chunk = nullptr;
+    double* step = nullptr;
+    std::uint64_t* sizes = nullptr;  ///< [0] this step's send, [1] this step's receive
+    std::uint64_t coded_bytes = 0, coded_input_bytes = 0;
+  };
+
+  template <class T>
+  void reserve_reduce(std::size_t count, std::size_t largest_segment) {
+    const std::size_t chunk = format::align_up(format::max_fixed_chunk_bytes(largest_segment, sizeof(T)), 256);
+    const std::size_t own = format::align_up(count * (sizeof(std::int32_t) + sizeof(T)) + 16, 256);
+    const std::size_t acc = format::align_up(largest_segment * (sizeof(std::int32_t) + sizeof(T)) + 16, 256);
+    const std::size_t need = own + acc + 2 * chunk + 256;
+    if (need > reduce_.bytes) {
+      if (reduce_.base) NCCLZ_CUDA_TRY(cudaFree(reduce_.base));
+      reduce_.base = nullptr;
+      NCCLZ_CUDA_TRY(cudaMalloc(&reduce_.base, need));
+      reduce_.bytes = need;
+    }
+    std::byte* p = reduce_.base;
+    reduce_.own_codes = reinterpret_cast<std::int32_t*>(p);
+    reduce_.own_values = p + format::align_up(count * sizeof(std::int32_t), 16);
+    p += own;
+    reduce_.acc_codes = reinterpret_cast<std::int32_t*>(p);
+    reduce_.acc_values = p + format::align_up(largest_segment * sizeof(std::int32_t), 16);
+    p += acc;
+    reduce_.send_chunk = p;
+    reduce_.recv_chunk = p + chunk;
+    p += 2 * chunk;
+    reduce_.step = reinterpret_cast<double*>(p);
+    reduce_.sizes = reinterpret_cast<std::uint64_t*>(p + 64);
+  }
+
+  /// Encodes the running partial sum (reduce_.acc_*) into `out`; its size lands in *d_size.
+  template <class T>
+  void launch_encode_codes(std::size_t count, std::byte* out, std::uint64_t* d_size, double bound, cudaStream_t stream) {
+    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, out, d_size, bound, stream);
+  }
+
+  template <class T>
+  void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
+                    double bound, cudaStream_t stream) {
+    using Source = ncclz::kernels::code_source<T>;
+    auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
+    device::detail::prefer_shared_memory(kernel);
+    const auto tiles = static_cast<unsigned>(format::tile_count(count));
+    const device::detail::workspace_layout l = device::detail::layout_for(count);
+    kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+        Source{codes, values}, count, out, d_size, range_keys(), bound / nranks_, static_cast<std::uint32_t>(nranks_),
+        reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words));
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+    reduce_.coded_bytes = 0;  // read back only through the size exchange
+    reduce_.coded_input_bytes = count * sizeof(T);
+  }
+
+  device::detail::range_keys* range_keys() const {
+    return reinterpret_cast<device::detail::range_keys*>(workspace() + device::detail::layout_for(0).range);
+  }
+
+  /// Quantizes this rank's input once and runs the ring reduce-scatter of codes: afterwards the
+  /// full sum of segment `rank` sits in reduce_.acc_* as codes. Returns the bytes this rank sent.
+  template <class T>
+  std::uint64_t reduce_scatter_codes(const char* fn, const T* send, std::size_t count,
+                                     const std::vector<schedule::segment>& seg, double bound, cudaStream_t stream) {
+    std::uint64_t largest = 0;
+    for (const auto& g : seg) largest = std::max(largest, g.count);
+    reserve_reduce<T>(count, largest);
+    device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), largest, stream);
+    std::uint64_t sent = 0;
+    if constexpr (Codec::quantizer::needs_range) {
+      device::detail::launch_range(send, count, range, stream);
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
+      sent += 2 * sizeof(std::uint64_t);
+    }
+    auto* own_values = static_cast<T*>(reduce_.own_values);
+    auto* acc_values = static_cast<T*>(reduce_.acc_values);
+    ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
+        <<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+            send, count, reduce_.own_codes, own_values, range, bound / nranks_, static_cast<std::uint32_t>(nranks_),
+            reduce_.step);
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+    if (nranks_ == 1) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes, count * sizeof(std::int32_t),
+                                     cudaMemcpyDeviceToDevice, stream));
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values, count * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      return sent;
+    }
+    std::uint64_t coded_bytes = 0, coded_input = 0;
+    for (int step = 0; step < schedule::ring_step_count(nranks_); ++step) {
+      const schedule::ring_step st = schedule::ring_reduce_scatter_step(rank_, nranks_, step);
+      const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
+      if (step > 0) device::detail::reset_tile_words(workspace(), out.count, stream);
+      if (step == 0) {
+        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, reduce_.send_chunk,
+                        reduce_.sizes, bound, stream);
+      } else {
+        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, reduce_.send_chunk, reduce_.sizes, bound, stream);
+      }
+      // The receiver must post the payload's exact size: sizes first, then the payloads.
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(reduce_.sizes, 1, ncclUint64, st.send_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(reduce_.sizes + 1, 1, ncclUint64, st.recv_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, reduce_.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, reduce_.send_chunk + offsetof(format::chunk_header, error_bound),
+                                     sizeof(double), cudaMemcpyDeviceToHost, stream));
+      const auto start = std::chrono::steady_clock::now();
+      wait(fn, stream);
+      size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      const std::uint64_t send_bytes = h_meta_[0], recv_bytes = h_meta_[1];
+      std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's bound: the sum's, divided by nranks
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(reduce_.send_chunk, send_bytes, ncclUint8, st.send_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(reduce_.recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      sent += send_bytes + sizeof(std::uint64_t);
+      coded_bytes += send_bytes;
+      coded_input += out.count * sizeof(T);
+      ncclz::kernels::decode_kernel<Codec, T, ncclz::kernels::code_sink<typename Codec::quantizer, T>>
+          <<<std::max(1u, static_cast<unsigned>(format::tile_count(in.count))), ncclz::kernels::kTileThreads, 0, stream>>>(
+              reduce_.recv_chunk, recv_bytes, {reduce_.acc_codes, acc_values}, in.count, report());
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+      ncclz::kernels::accumulate_kernel<T><<<grid_for(in.count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+          reduce_.acc_codes, acc_values, reduce_.own_codes + in.first, own_values + in.first, in.count, reduce_.step);
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
+    reduce_.coded_bytes = coded_bytes;
+    reduce_.coded_input_bytes = coded_input;
+    return sent;
   }
 
   ncclComm_t comm_;
@@ -295,6 +531,7 @@ class Communicator {
   bool error_bound_pending_ = false;
   double error_bound_ = 0, size_wait_ms_ = 0;
   call_info info_;
+  reduce_buffers reduce_;
 };
 
 }  // namespace ncclz

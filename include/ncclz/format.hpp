@@ -136,6 +136,20 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t max_chunk_bytes(std::uint64_t elements
   return bytes;
 }
 
+/// The largest chunk whose tiles are all fixed_length (the collectives' partial sums, which stay
+/// in codes): every block at full width and every value an outlier bounds any real tile.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t max_fixed_chunk_bytes(std::uint64_t elements, std::uint32_t value_bytes) {
+  const std::uint64_t tiles = tile_count(elements);
+  std::uint64_t bytes = sizeof(chunk_header) + table_bytes(tiles);
+  for (int last = 0; last < 2 && tiles > 0; ++last) {
+    const std::uint32_t n = last ? tile_elements(elements, tiles - 1) : kTileElements;
+    const std::uint32_t blocks = tile_blocks(n);
+    const std::uint64_t tile = fixed_tile_layout_of(blocks, std::uint64_t{blocks} * kMaxWidth, n, value_bytes).total;
+    bytes += last ? tile : (tiles - 1) * tile;
+  }
+  return bytes;
+}
+
 NCCLZ_HOST_DEVICE constexpr std::uint32_t zigzag(std::int32_t v) {
   return (static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31);
 }

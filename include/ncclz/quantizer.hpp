@@ -40,6 +40,7 @@ struct quant_params {
   T step;              ///< code unit
   T inv_step;          ///< 1 / step, rounded; 0 when the bound is out of the type's reach (every code is 0)
   T max_error;         ///< the largest error the element-type check accepts (strictly below error_bound)
+  T code_limit;        ///< codes stay strictly inside (-code_limit, code_limit); at most 2^30
   double error_bound;  ///< the absolute bound every decoded value keeps
   double bound;        ///< what the caller asked for
 };
@@ -76,6 +77,7 @@ NCCLZ_HOST_DEVICE inline quant_params<T> params_for(double eb, double bound, dou
   quant_params<T> p{};
   p.error_bound = eb;
   p.bound = bound;
+  p.code_limit = static_cast<T>(format::kMaxCodeMagnitude);
   const double step = eb > 0.0 ? 2.0 * eb : (lossless_scale != 0.0 ? fabs(lossless_scale) : 1.0);
   p.step = static_cast<T>(step);
   const bool usable = p.step > T(0) && p.step <= std::numeric_limits<T>::max();
@@ -137,7 +139,7 @@ struct Quantizer {
   template <class T>
   NCCLZ_HOST_DEVICE static bool quantize(T x, const quant_params<T>& p, std::int32_t& q) {
     const T rounded = detail::round_half_even(detail::mul_rn(x, p.inv_step));
-    if (!(rounded < T(format::kMaxCodeMagnitude) && rounded > -T(format::kMaxCodeMagnitude))) return false;  // NaN too
+    if (!(rounded < p.code_limit && rounded > -p.code_limit)) return false;  // NaN too
     const T err = x - detail::mul_rn(rounded, p.step);  // rounded == T(q) exactly: this is x - dequantize(q)
     if (!(err <= p.max_error && -err <= p.max_error)) return false;
     q = static_cast<std::int32_t>(rounded);

@@ -1,7 +1,7 @@
 // ncclz::Communicator on real multi-rank NCCL (one process per rank, scripts/emulated_cluster.sh):
-// allgather and broadcast of fresh inputs, every element of every rank's result checked against
+// allgather, broadcast, allreduce and reduce_scatter of fresh inputs, every element of every rank's result checked against
 // the bound in float64, identical results on all ranks, in place, count 0, NaN/Inf, mismatched
-// counts and a bad root; then one timing of allgather against ncclAllGather of the same data.
+// counts, an unsupported op and a bad root; then timings against NCCL's own collectives.
 //
 // Every rank can compute every rank's input (a function of a seed rank 0 draws and broadcasts,
 // NCCLZ_TEST_SEED reproduces it). Exit 0 when all checks pass on this rank, 1 otherwise, 77 without
@@ -168,6 +168,130 @@ void check_broadcast(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   if (me == 0) std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e\n", what.c_str(), comm.last_call().ratio, max_err, eb);
 }
 
+/// Sum of all ranks' inputs in float64: the reference of allreduce and reduce_scatter.
+template <class T>
+std::vector<double> exact_sum(const std::vector<std::vector<T>>& inputs) {
+  std::vector<double> sum(inputs[0].size(), 0.0);
+  for (const auto& v : inputs)
+    for (std::size_t i = 0; i < v.size(); ++i) sum[i] += static_cast<double>(v[i]);
+  return sum;
+}
+
+/// |got - want| <= eb plus one ulp of the result (T(code) and the product with the step each
+/// round once); NaN and Inf as IEEE sums give them.
+template <class T>
+std::size_t count_sum_violations(const T* got, const double* want, std::size_t n, double eb, double& max_err) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    bool ok;
+    if (std::isnan(want[i])) ok = std::isnan(got[i]);
+    else if (std::isinf(want[i])) ok = static_cast<double>(got[i]) == want[i];
+    else {
+      const double err = std::fabs(static_cast<double>(got[i]) - want[i]);
+      const T rounded = static_cast<T>(want[i]);
+      const double ulp = std::fabs(static_cast<double>(std::nextafter(rounded, std::numeric_limits<T>::infinity())) -
+                                   static_cast<double>(rounded));
+      ok = err <= eb + ulp;
+      if (err > max_err) max_err = err;
+    }
+    bad += !ok;
+  }
+  return bad;
+}
+
+template <class Codec, class T>
+void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
+                     double bound, bool in_place) {
+  const int n = cc.nranks(), me = cc.rank();
+  std::vector<std::vector<T>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 3 * count, r, count));
+  const std::vector<double> want = exact_sum(inputs);
+  const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
+  ncclz::Communicator<Codec> comm(cc.comm());
+  device_array<T> d_send(count), d_recv(count);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T), stream));
+  T* send = in_place ? d_recv.ptr : d_send.ptr;
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(send, inputs[me].data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+  comm.allreduce(send, d_recv.ptr, count, ncclSum, bound, stream);
+  comm.check(stream);
+  std::vector<T> got(count);
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::string what = std::string("allreduce ") + (sizeof(T) == 4 ? "f32 " : "f64 ") + Codec::quantizer::name +
+                           " count " + std::to_string(count) + (in_place ? " in place" : "");
+  double max_err = 0;
+  const std::size_t bad = count_sum_violations(got.data(), want.data(), count, eb, max_err);
+  if (bad) c.fail(what + ": " + std::to_string(bad) + " elements outside the bound " + std::to_string(eb));
+  if (count && n > 1 && !(comm.last_call().error_bound <= eb * (1 + 1e-9)))
+    c.fail(what + ": applied bound " + std::to_string(comm.last_call().error_bound) + " > " + std::to_string(eb));
+  if (!same_on_all_ranks(cc, got.data(), got.size() * sizeof(T), stream)) c.fail(what + ": results differ across ranks");
+  if (me == 0) {
+    std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e  host waits %.2f ms\n", what.c_str(), comm.last_call().ratio,
+                max_err, eb, comm.last_call().size_wait_ms);
+  }
+}
+
+template <class Codec, class T>
+void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed,
+                          std::size_t recvcount, double bound) {
+  const int n = cc.nranks(), me = cc.rank();
+  const std::size_t count = recvcount * n;
+  std::vector<std::vector<T>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 5 * count, r, count));
+  const std::vector<double> want = exact_sum(inputs);
+  const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
+  ncclz::Communicator<Codec> comm(cc.comm());
+  device_array<T> d_send(count), d_recv(recvcount);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(recvcount, 1) * sizeof(T), stream));
+  if (count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_send.ptr, inputs[me].data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
+  comm.reduce_scatter(d_send.ptr, d_recv.ptr, recvcount, ncclSum, bound, stream);
+  comm.check(stream);
+  std::vector<T> got(recvcount);
+  if (recvcount) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, recvcount * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::string what = std::string("reduce_scatter ") + (sizeof(T) == 4 ? "f32 " : "f64 ") + Codec::quantizer::name +
+                           " recvcount " + std::to_string(recvcount);
+  double max_err = 0;
+  const std::size_t bad = count_sum_violations(got.data(), want.data() + static_cast<std::size_t>(me) * recvcount, recvcount, eb, max_err);
+  if (bad) c.fail(what + ": " + std::to_string(bad) + " elements outside the bound " + std::to_string(eb));
+  if (me == 0) std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e\n", what.c_str(), comm.last_call().ratio, max_err, eb);
+}
+
+/// ncclz allreduce vs ncclAllReduce of the same floats (median of 5 after 2 warm-ups).
+void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
+  const int me = cc.rank();
+  const std::vector<float> input = input_of<float>(seed, me, count);
+  device_array<float> d_send(count), d_recv(count);
+  NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
+  ncclz::Communicator<RelFL> comm(cc.comm());
+  cudaEvent_t a, b;
+  NCCLZ_CUDA_TRY(cudaEventCreate(&a));
+  NCCLZ_CUDA_TRY(cudaEventCreate(&b));
+  auto median_ms = [&](auto&& op) {
+    std::vector<float> t;
+    for (int i = 0; i < 7; ++i) {
+      NCCLZ_CUDA_TRY(cudaEventRecord(a, stream));
+      op();
+      NCCLZ_CUDA_TRY(cudaEventRecord(b, stream));
+      cc.synchronize(stream);
+      float ms = 0;
+      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+      if (i >= 2) t.push_back(ms);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  const float nccl_ms = median_ms([&] {
+    cc.check(ncclAllReduce(d_send.ptr, d_recv.ptr, count, ncclFloat, ncclSum, cc.comm(), stream), "ncclAllReduce");
+  });
+  const float ncclz_ms = median_ms([&] { comm.allreduce(d_send.ptr, d_recv.ptr, count, ncclSum, rel, stream); });
+  if (me == 0) {
+    std::printf("TIMING allreduce %zu MiB, %d ranks, REL %.0e: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, host waits %.2f ms\n",
+                count * sizeof(float) >> 20, cc.nranks(), rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio,
+                comm.last_call().size_wait_ms);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
 /// Time of ncclz allgather vs ncclAllGather of the same `count` floats per rank (median of 5).
 void time_allgather(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
   const int n = cc.nranks(), me = cc.rank();
@@ -232,6 +356,14 @@ int run() {
     check_broadcast<RelFL, float>(cc, c, stream, seed, 1000003, root, 1e-3);
     check_broadcast<AbsFL, double>(cc, c, stream, seed, 4099, root, 1e-5);
   }
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
+    check_allreduce<RelFL, float>(cc, c, stream, seed, count, 1e-3, false);
+    check_allreduce<AbsFL, double>(cc, c, stream, seed, count, 1e-4, false);
+  }
+  check_allreduce<RelFL, float>(cc, c, stream, seed, 300001, 1e-2, true);
+  check_reduce_scatter<RelFL, float>(cc, c, stream, seed, 250007, 1e-3);
+  check_reduce_scatter<AbsFL, double>(cc, c, stream, seed, 4099, 1e-5);
+  check_reduce_scatter<RelFL, float>(cc, c, stream, seed, 0, 1e-3);
   {  // mismatched counts: every rank must get the error, none may hang
     ncclz::Communicator<RelFL> comm(cc.comm());
     device_array<float> d(2 * 1001 * cc.nranks());
@@ -244,12 +376,24 @@ int run() {
       if (cc.rank() == 0) std::printf("mismatched counts rejected on every rank: %s\n", e.what());
     }
     try {
+      comm.allreduce(d.ptr, d.ptr + 1001, count, ncclSum, 1e-3, stream);
+      c.fail("allreduce with mismatched counts did not throw");
+    } catch (const ncclz::invalid_argument&) {
+    }
+    try {
+      comm.allreduce(d.ptr, d.ptr, 10, ncclMax, 1e-3, stream);
+      c.fail("allreduce with ncclMax did not throw");
+    } catch (const ncclz::invalid_argument&) {
+    }
+    try {
       comm.broadcast(d.ptr, d.ptr, 10, cc.nranks(), 1e-3, stream);
       c.fail("broadcast with root == nranks did not throw");
     } catch (const ncclz::invalid_argument&) {
     }
   }
   time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
+  time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-3);
+  time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   cc.synchronize(stream);
   NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
   std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");

@@ -115,6 +115,12 @@ inline range_keys* reset_compress_state(void* d_workspace, std::size_t count, cu
   return reinterpret_cast<range_keys*>(ws + l.range);
 }
 
+/// Resets only the look-back words, keeping the range keys (for a second encode with the same range).
+inline void reset_tile_words(void* d_workspace, std::size_t count, cudaStream_t stream) {
+  const workspace_layout l = layout_for(count);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(static_cast<std::byte*>(d_workspace) + l.tile_words, 0, l.total - l.tile_words, stream));
+}
+
 /// Folds the finite values of d_in into the range keys (RelBound only).
 template <class T>
 void launch_range(const T* d_in, std::size_t count, range_keys* range, cudaStream_t stream) {
@@ -133,7 +139,7 @@ void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
   prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
   ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-      d_in, count, static_cast<std::byte*>(d_out), d_size, range, bound,
+      ncclz::kernels::value_source<T>{d_in}, count, static_cast<std::byte*>(d_out), d_size, range, bound, 1u,
       reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words));
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
@@ -146,7 +152,8 @@ void launch_decode(const void* d_in, std::size_t in_capacity, T* d_out, std::siz
   prefer_shared_memory(ncclz::kernels::decode_kernel<Codec, T>);
   // An empty chunk still has a header to check: one block does it.
   ncclz::kernels::decode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-      static_cast<const std::byte*>(d_in), in_capacity, d_out, count, report);
+      static_cast<const std::byte*>(d_in), in_capacity, ncclz::kernels::value_sink<typename Codec::quantizer, T>{d_out},
+      count, report);
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 

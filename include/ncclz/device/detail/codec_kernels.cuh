@@ -102,6 +102,59 @@ __device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint
 
 __device__ __forceinline__ std::int32_t code_or_zero(std::int32_t c) { return c == kOutlierCode ? 0 : c; }
 
+/// Where the encoder's codes come from: input values, quantized as they are read. A tile that
+/// would not shrink is stored raw (its values).
+template <class T>
+struct value_source {
+  const T* values;
+  static constexpr bool allows_raw = true;
+  template <class Q>
+  __device__ std::int32_t code(std::uint64_t i, const quant_params<T>& p) const {
+    std::int32_t q;
+    return Q::template quantize<T>(values[i], p, q) ? q : 0;
+  }
+  template <class Q>
+  __device__ void stage(std::uint64_t first, std::uint32_t count, const quant_params<T>& p, warp_stage& s) const {
+    stage_codes<Q>(values + first, count, p, s);
+  }
+  __device__ T outlier_value(std::uint64_t i) const { return values[i]; }
+  __device__ T raw_value(std::uint64_t i) const { return values[i]; }
+};
+
+/// Codes already made (a collective's partial sum): kOutlierCode marks elements whose value sits
+/// in `outlier_values`. Tiles are never raw, since raw tiles hold values and a partial sum must
+/// stay in codes to be added exactly at the next hop.
+template <class T>
+struct code_source {
+  const std::int32_t* codes;
+  const T* outlier_values;
+  static constexpr bool allows_raw = false;
+  template <class Q>
+  __device__ std::int32_t code(std::uint64_t i, const quant_params<T>&) const { return code_or_zero(codes[i]); }
+  template <class Q>
+  __device__ void stage(std::uint64_t first, std::uint32_t count, const quant_params<T>&, warp_stage& s) const {
+    const unsigned lane = warp::lane_id();
+    const std::int32_t* src = codes + first;
+    const bool vector_ok = count == 1024 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const std::uint32_t e = (it * 32 + lane) * 4;
+      int4 c;
+      if (vector_ok) {
+        c = reinterpret_cast<const int4*>(src)[it * 32 + lane];
+      } else {
+        c.x = e < count ? src[e] : 0;
+        c.y = e + 1 < count ? src[e + 1] : 0;
+        c.z = e + 2 < count ? src[e + 2] : 0;
+        c.w = e + 3 < count ? src[e + 3] : 0;
+      }
+      *reinterpret_cast<int4*>(&s[e / 32][e % 32]) = c;
+    }
+  }
+  __device__ T outlier_value(std::uint64_t i) const { return outlier_values[i]; }
+  __device__ T raw_value(std::uint64_t) const { return T(0); }  // never called: no raw tiles
+};
+
 /// Shared state of the encode kernel.
 struct encode_shared {
   std::uint64_t tile_begin;  ///< from the start of the chunk
@@ -111,20 +164,27 @@ struct encode_shared {
 
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
-template <class Codec, class T>
-__global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_kernel(const T* __restrict__ in, std::uint64_t count,
+///
+/// `ranks` > 1 divides the code limit (|q| < 2^30 / ranks) so that sums of `ranks` codes stay
+/// codes; the collectives pass their rank count, the codec 1.
+template <class Codec, class T, class Source = value_source<T>>
+__global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_kernel(Source in, std::uint64_t count,
                                                                  std::byte* __restrict__ out,
                                                                  std::uint64_t* __restrict__ out_bytes,
                                                                  const range_keys* __restrict__ range, double bound,
+                                                                 std::uint32_t ranks,
                                                                  std::uint64_t* __restrict__ tile_words) {
   using Q = typename Codec::quantizer;
+  // Tiles are coded unless the coder is Raw and the source has values to store raw.
+  constexpr bool kCodeTiles = Codec::coder::codes_tiles || !Source::allows_raw;
   __shared__ encode_shared s;
   const std::uint32_t tiles = static_cast<std::uint32_t>(format::tile_count(count));
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t tile = blockIdx.x;
 
-  const quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
+  quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
+  if (ranks > 1) p.code_limit = static_cast<T>(floor(static_cast<double>(p.code_limit) / ranks));
   const std::uint64_t table = format::table_bytes(tiles);
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (tile == 0 && threadIdx.x == 0) {
@@ -158,12 +218,9 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
   // The first prediction of warp w > 0 is the code of the element before it (re-quantized from
   // the input: the same function of the same value, so the same code the previous warp staged).
   std::int32_t before_warp = 0;
-  if (Codec::coder::codes_tiles && warp_count > 0) {
-    if (warp_index > 0) {
-      std::int32_t q;
-      before_warp = Q::template quantize<T>(in[tile_first + warp_first - 1], p, q) ? q : 0;
-    }
-    stage_codes<Q>(in + tile_first + warp_first, warp_count, p, stage);
+  if (kCodeTiles && warp_count > 0) {
+    if (warp_index > 0) before_warp = in.template code<Q>(tile_first + warp_first - 1, p);
+    in.template stage<Q>(tile_first + warp_first, warp_count, p, stage);
   }
   __syncwarp();
 
@@ -173,7 +230,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
   std::uint32_t zz[32];
   std::uint32_t width = 0, outlier_bits = 0;
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
-  if (Codec::coder::codes_tiles && block_count > 0) {
+  if (kCodeTiles && block_count > 0) {
     std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
     std::uint32_t any = 0;
 #pragma unroll
@@ -212,7 +269,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
   }
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
-  const bool raw = !Codec::coder::codes_tiles || layout.total >= raw_bytes;
+  const bool raw = Source::allows_raw && (!Codec::coder::codes_tiles || layout.total >= raw_bytes);
   const std::uint64_t tile_bytes = raw ? raw_bytes : layout.total;
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
@@ -235,7 +292,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
       *reinterpret_cast<format::tile_header*>(dst) = th;
     }
     T* values = reinterpret_cast<T*>(dst + sizeof(format::tile_header));
-    for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) values[e] = in[tile_first + e];
+    for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) values[e] = in.raw_value(tile_first + e);
     const std::uint64_t used = sizeof(format::tile_header) + std::uint64_t{elements} * sizeof(T);
     if (threadIdx.x < raw_bytes - used) dst[used + threadIdx.x] = std::byte{0};
     return;
@@ -294,7 +351,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
     for (std::uint32_t bits = outlier_bits; bits != 0; bits &= bits - 1, ++at) {
       const std::uint32_t e = warp_first + lane * 32u + static_cast<std::uint32_t>(__ffs(bits) - 1);
       outlier_index[at] = static_cast<std::uint16_t>(e);
-      outlier_values[at] = in[tile_first + e];
+      outlier_values[at] = in.outlier_value(tile_first + e);
     }
   }
 }
@@ -355,12 +412,55 @@ __device__ __forceinline__ void unstage_values(const warp_stage& stage, std::uin
   }
 }
 
+/// Where the decoder puts a tile: values (the codec), or codes and outlier values (a collective's
+/// partial sum, to be added to at the next hop; raw tiles are not accepted there).
+template <class Q, class T>
+struct value_sink {
+  T* values;
+  static constexpr bool accepts_raw = true;
+  __device__ void unstage(const warp_stage& s, std::uint64_t first, std::uint32_t count, const quant_params<T>& p) const {
+    unstage_values<Q>(s, count, p, values + first);
+  }
+  __device__ void value(std::uint64_t i, T v) const { values[i] = v; }
+  __device__ void outlier(std::uint64_t i, T v) const { values[i] = v; }
+};
+
+template <class Q, class T>
+struct code_sink {
+  std::int32_t* codes;
+  T* outlier_values;
+  static constexpr bool accepts_raw = false;
+  __device__ void unstage(const warp_stage& s, std::uint64_t first, std::uint32_t count, const quant_params<T>&) const {
+    const unsigned lane = warp::lane_id();
+    std::int32_t* dst = codes + first;
+    const bool vector_ok = count == 1024 && reinterpret_cast<std::uintptr_t>(dst) % 16 == 0;
+#pragma unroll
+    for (int it = 0; it < 8; ++it) {
+      const std::uint32_t e = (it * 32 + lane) * 4;
+      const int4 c = *reinterpret_cast<const int4*>(&s[e / 32][e % 32]);
+      if (vector_ok) {
+        reinterpret_cast<int4*>(dst)[it * 32 + lane] = c;
+      } else {
+        if (e < count) dst[e] = c.x;
+        if (e + 1 < count) dst[e + 1] = c.y;
+        if (e + 2 < count) dst[e + 2] = c.z;
+        if (e + 3 < count) dst[e + 3] = c.w;
+      }
+    }
+  }
+  __device__ void value(std::uint64_t, T) const {}  // never called: no raw tiles
+  __device__ void outlier(std::uint64_t i, T v) const {
+    codes[i] = kOutlierCode;
+    outlier_values[i] = v;
+  }
+};
+
 /// Decodes tile blockIdx.x of a chunk (capacity: bytes the caller holds at `in`). Each warp
 /// reads and checks the headers and the tile's widths itself (cached broadcast loads), so the
 /// only block-wide barrier is the one that carries block sums from warp to warp.
-template <class Codec, class T>
+template <class Codec, class T, class Sink = value_sink<typename Codec::quantizer, T>>
 __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* __restrict__ in, std::uint64_t capacity,
-                                                              T* __restrict__ out, std::uint64_t count,
+                                                              Sink out, std::uint64_t count,
                                                               decode_report* __restrict__ r) {
   using Q = typename Codec::quantizer;
   __shared__ decode_shared s;
@@ -409,13 +509,13 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   const std::byte* const src = in + begin;
   const std::uint64_t span = end - begin;
 
-  if (mode == static_cast<std::uint8_t>(tile_mode::raw)) {
+  if (mode == static_cast<std::uint8_t>(tile_mode::raw) && Sink::accepts_raw) {
     if (format::raw_tile_bytes(elements, sizeof(T)) > span) {
       if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
       return;
     }
     const T* values = reinterpret_cast<const T*>(src + sizeof(format::tile_header));
-    for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) out[tile_first + e] = values[e];
+    for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) out.value(tile_first + e, values[e]);
     return;
   }
   if (mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
@@ -490,7 +590,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
                     static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
     }
     __syncwarp();
-    unstage_values<Q>(stage, warp_count, p, out + tile_first + warp_first);
+    out.unstage(stage, tile_first + warp_first, warp_count, p);
   }
   if (outliers == 0) return;
   __syncthreads();  // the outliers below overwrite values the warps above wrote
@@ -502,7 +602,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
       report(r, decode_status::bad_outlier_index, tile);
       continue;
     }
-    out[tile_first + e] = outlier_values[o];
+    out.outlier(tile_first + e, outlier_values[o]);
   }
 }
 

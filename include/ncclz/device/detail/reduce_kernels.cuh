@@ -1,0 +1,74 @@
+// Element-wise kernels of the reductions in the integer domain: quantize once, add codes exactly,
+// dequantize once. An element is an outlier (kOutlierCode, its value beside) when any
+// contribution was: outliers are combined in the element type, so NaN and Inf propagate as IEEE
+// arithmetic has them.
+#pragma once
+
+#include <cstdint>
+
+#include "ncclz/device/detail/codec_kernels.cuh"
+#include "ncclz/quantizer.hpp"
+
+NCCLZ_BEGIN_KERNEL_NAMESPACE
+namespace kernels {
+
+inline constexpr int kElementwiseThreads = 256;
+
+/// Codes of `in` with the parameters the encoder derives from the same (bound, range, ranks);
+/// the step goes to *step_out for the element-wise kernels that follow.
+template <class Q, class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    quantize_kernel(const T* __restrict__ in, std::uint64_t count, std::int32_t* __restrict__ codes,
+                    T* __restrict__ outlier_values, const range_keys* __restrict__ range, double bound, std::uint32_t ranks,
+                    double* __restrict__ step_out) {
+  quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
+  if (ranks > 1) p.code_limit = static_cast<T>(floor(static_cast<double>(p.code_limit) / ranks));
+  if (blockIdx.x == 0 && threadIdx.x == 0) *step_out = static_cast<double>(p.step);
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const T x = in[i];
+    std::int32_t q;
+    if (Q::template quantize<T>(x, p, q)) {
+      codes[i] = q;
+    } else {
+      codes[i] = kOutlierCode;
+      outlier_values[i] = x;
+    }
+  }
+}
+
+/// acc += mine, element-wise, for a sum. `step` turns a code into the value an outlier adds to.
+template <class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    accumulate_kernel(std::int32_t* __restrict__ acc_codes, T* __restrict__ acc_values, const std::int32_t* __restrict__ codes,
+                      const T* __restrict__ values, std::uint64_t count, const double* __restrict__ d_step) {
+  const T step = static_cast<T>(*d_step);
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::int32_t a = acc_codes[i], b = codes[i];
+    if (a != kOutlierCode && b != kOutlierCode) {
+      acc_codes[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+    } else {
+      const T va = a == kOutlierCode ? acc_values[i] : ncclz::detail::mul_rn(static_cast<T>(a), step);
+      const T vb = b == kOutlierCode ? values[i] : ncclz::detail::mul_rn(static_cast<T>(b), step);
+      acc_values[i] = va + vb;
+      acc_codes[i] = kOutlierCode;
+    }
+  }
+}
+
+/// Values of codes (outliers: their values), each rounded once.
+template <class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    dequantize_kernel(const std::int32_t* __restrict__ codes, const T* __restrict__ outlier_values, std::uint64_t count,
+                      const double* __restrict__ d_step, T* __restrict__ out) {
+  const T step = static_cast<T>(*d_step);
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::int32_t c = codes[i];
+    out[i] = c == kOutlierCode ? outlier_values[i] : ncclz::detail::mul_rn(static_cast<T>(c), step);
+  }
+}
+
+}  // namespace kernels
+NCCLZ_END_KERNEL_NAMESPACE
