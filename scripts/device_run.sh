@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The whole GPU-machine run in one call: build, GPU tests, codec benchmark; a short table last.
+# The whole GPU-machine run in one call: build, GPU and multi-rank tests, the codec benchmark and
+# the collectives benchmark on the emulated cluster; short tables last.
 #
 # On this (CPU) machine, once:   tools/make_datasets.sh data
 #                                mkdir -p .deps/catch2 && cp /usr/include/catch2/catch.hpp .deps/catch2/
@@ -31,8 +32,18 @@ bench_args=(--json "$out/codec.json")
 "$build/benchmarks/ncclz-codec-bench" "${bench_args[@]}" >"$out/bench.log" 2>&1
 bench_rc=$?
 
+# Collectives against NCCL on the emulated cluster: 4 ranks on this GPU, sockets, MPS.
+coll_args=()
+[ -d data ] && coll_args+=(--data data)
+[ $quick = 1 ] && coll_args+=(--max-bytes 16777216)
+scripts/emulated_cluster.sh -n 4 --timeout 500 -- "$PWD/$build/benchmarks/ncclz-collectives-bench" "${coll_args[@]}" \
+  >"$out/collectives.log" 2>&1
+coll_rc=$?
+
 echo "=== tests (rc=$test_rc)"
 grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" "$out/test.log"
 echo "=== codec benchmark (rc=$bench_rc)"
 tail -60 "$out/bench.log"
-exit $(( test_rc != 0 || bench_rc != 0 ))
+echo "=== collectives on the emulated cluster (rc=$coll_rc)"
+grep -v "^\[" "$out/collectives.log" | tail -40
+exit $(( test_rc != 0 || bench_rc != 0 || coll_rc != 0 ))

@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "ncclz/codec.hpp"
@@ -53,11 +54,19 @@ struct call_info {
   double ratio = 0;                 ///< input bytes / chunk bytes of the compressed chunk(s)
   double error_bound = 0;           ///< absolute bound every result element keeps (on ranks that compressed)
   double size_wait_ms = 0;          ///< host time spent waiting for the size exchange
+  bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
 };
 
 struct communicator_config {
   /// How long a host wait may last before the communicator is aborted and the call throws.
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
+  /// Calls whose per-rank input is smaller go to NCCL's own collective, uncompressed and exact
+  /// (call_info::fallback says so): there the host waits for compressed sizes cost more than
+  /// compression saves. 0 compresses every call. The default comes from the collectives
+  /// benchmark in docs/benchmarks.md (4 ranks, sockets: compressed allreduce and broadcast of
+  /// 1 MiB were 0.6x and 0.84x NCCL, 4 MiB 1.6x and 3.9x). As with NCCL, the ranks must agree on
+  /// the count for the fallback path, which does not check it.
+  std::size_t fallback_below_bytes = std::size_t{2} << 20;
 };
 
 template <class Codec>
@@ -94,6 +103,11 @@ class Communicator {
     if (!(send == recv + static_cast<std::size_t>(rank_) * count) && overlaps(send, count, recv, count * nranks_)) {
       detail::throw_invalid(fn, "send overlaps recv other than in place (send == recv + rank * count)");
     }
+    if (fall_back<T>("allgather", count)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(send, recv, count, nccl_type<T>(), comm_, stream));
+      info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
+      return;
+    }
     reserve<T>(count);
     std::byte* mine = chunk(rank_);
     compress_into<T>(send, count, mine, bound, /*ranges_from_all_ranks=*/true, stream);
@@ -128,6 +142,11 @@ class Communicator {
     if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
       detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     }
+    if (fall_back<T>("broadcast", count)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(send, recv, count, nccl_type<T>(), root, comm_, stream));
+      if (rank_ == root) info_.bytes_sent = count * sizeof(T);
+      return;
+    }
     reserve<T>(count);
     if (rank_ == root) compress_into<T>(send, count, chunk(root), bound, /*ranges_from_all_ranks=*/false, stream);
     exchange_meta(fn, count, stream);
@@ -155,6 +174,11 @@ class Communicator {
     check_sum(fn, op);
     check_buffers(fn, send, recv, count, count, bound);
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    if (fall_back<T>("allreduce", count)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(send, recv, count, nccl_type<T>(), ncclSum, comm_, stream));
+      info_.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1) / static_cast<std::uint64_t>(nranks_);
+      return;
+    }
     const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
     std::uint64_t largest = 0;
     for (const auto& g : seg) largest = std::max(largest, g.count);
@@ -194,6 +218,11 @@ class Communicator {
     check_buffers(fn, send, recv, count, recvcount, bound);
     if (recv != send + static_cast<std::size_t>(rank_) * recvcount && overlaps(send, count, recv, recvcount)) {
       detail::throw_invalid(fn, "recv overlaps send other than in place (recv == send + rank * recvcount)");
+    }
+    if (fall_back<T>("reduce_scatter", count)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), ncclSum, comm_, stream));
+      info_.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
+      return;
     }
     std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
@@ -366,6 +395,23 @@ class Communicator {
     if (device_) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(device_));
     device_ = nullptr;
     held_bytes_ = 0;
+  }
+
+  template <class T>
+  static constexpr ncclDataType_t nccl_type() {
+    return std::is_same_v<T, float> ? ncclFloat : ncclDouble;
+  }
+
+  template <class T>
+  bool fall_back(const char* collective, std::size_t count) {
+    if (count * sizeof(T) >= config_.fallback_below_bytes) return false;
+    info_ = call_info{};
+    info_.collective = collective;
+    info_.schedule = "nccl";
+    info_.coder = "none";
+    info_.input_bytes = count * sizeof(T);
+    info_.fallback = true;
+    return true;
   }
 
   // ---- reductions -----------------------------------------------------------------------------

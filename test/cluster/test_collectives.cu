@@ -61,6 +61,13 @@ struct device_array {
   device_array& operator=(const device_array&) = delete;
 };
 
+/// The tests exercise the compressed path at every size; the fallback has its own check.
+ncclz::communicator_config compress_always() {
+  ncclz::communicator_config c;
+  c.fallback_below_bytes = 0;
+  return c;
+}
+
 struct checker {
   int rank;
   int failures = 0;
@@ -122,7 +129,7 @@ void check_allgather(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + count, r, count));
   const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
 
-  ncclz::Communicator<Codec> comm(cc.comm());
+  ncclz::Communicator<Codec> comm(cc.comm(), compress_always());
   device_array<T> d_send(count), d_recv(count * n);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(count * n, 1) * sizeof(T), stream));  // NaN poison
   T* send = in_place ? d_recv.ptr + static_cast<std::size_t>(me) * count : d_send.ptr;
@@ -152,7 +159,7 @@ void check_broadcast(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   const int me = cc.rank();
   const std::vector<T> input = input_of<T>(seed + 7 * count, root, count);
   const double eb = Codec::quantizer::needs_range ? range_bound(std::vector<std::vector<T>>{input}, bound) : bound;
-  ncclz::Communicator<Codec> comm(cc.comm());
+  ncclz::Communicator<Codec> comm(cc.comm(), compress_always());
   device_array<T> d_buf(count);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_buf.ptr, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T), stream));
   if (me == root && count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_buf.ptr, input.data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
@@ -207,7 +214,7 @@ void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 3 * count, r, count));
   const std::vector<double> want = exact_sum(inputs);
   const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
-  ncclz::Communicator<Codec> comm(cc.comm());
+  ncclz::Communicator<Codec> comm(cc.comm(), compress_always());
   device_array<T> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T), stream));
   T* send = in_place ? d_recv.ptr : d_send.ptr;
@@ -239,7 +246,7 @@ void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stre
   for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 5 * count, r, count));
   const std::vector<double> want = exact_sum(inputs);
   const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
-  ncclz::Communicator<Codec> comm(cc.comm());
+  ncclz::Communicator<Codec> comm(cc.comm(), compress_always());
   device_array<T> d_send(count), d_recv(recvcount);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(recvcount, 1) * sizeof(T), stream));
   if (count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_send.ptr, inputs[me].data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
@@ -261,7 +268,7 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   const std::vector<float> input = input_of<float>(seed, me, count);
   device_array<float> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  ncclz::Communicator<RelFL> comm(cc.comm());
+  ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
   cudaEvent_t a, b;
   NCCLZ_CUDA_TRY(cudaEventCreate(&a));
   NCCLZ_CUDA_TRY(cudaEventCreate(&b));
@@ -298,7 +305,7 @@ void time_allgather(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   const std::vector<float> input = input_of<float>(seed, me, count);
   device_array<float> d_send(count), d_recv(count * n);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  ncclz::Communicator<RelFL> comm(cc.comm());
+  ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
   cudaEvent_t a, b;
   NCCLZ_CUDA_TRY(cudaEventCreate(&a));
   NCCLZ_CUDA_TRY(cudaEventCreate(&b));
@@ -365,7 +372,7 @@ int run() {
   check_reduce_scatter<AbsFL, double>(cc, c, stream, seed, 4099, 1e-5);
   check_reduce_scatter<RelFL, float>(cc, c, stream, seed, 0, 1e-3);
   {  // mismatched counts: every rank must get the error, none may hang
-    ncclz::Communicator<RelFL> comm(cc.comm());
+    ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
     device_array<float> d(2 * 1001 * cc.nranks());
     NCCLZ_CUDA_TRY(cudaMemset(d.ptr, 0, 2 * 1001 * cc.nranks() * sizeof(float)));
     const std::size_t count = cc.rank() == 1 ? 1001 : 1000;
@@ -390,6 +397,22 @@ int run() {
       c.fail("broadcast with root == nranks did not throw");
     } catch (const ncclz::invalid_argument&) {
     }
+  }
+  {  // below the default threshold the call is NCCL's own: exact, and flagged
+    ncclz::Communicator<RelFL> comm(cc.comm());
+    const std::size_t count = 1000;
+    std::vector<std::vector<float>> inputs;
+    for (int r = 0; r < cc.nranks(); ++r) inputs.push_back(input_of<float>(seed + 11, r, count));
+    device_array<float> d(count);
+    NCCLZ_CUDA_TRY(cudaMemcpy(d.ptr, inputs[cc.rank()].data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    comm.allreduce(d.ptr, d.ptr, count, ncclSum, 1e-3, stream);
+    cc.synchronize(stream);
+    std::vector<float> got(count);
+    NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+    const std::vector<double> want = exact_sum(inputs);
+    double max_err = 0;
+    if (!comm.last_call().fallback) c.fail("a 4 KB allreduce did not fall back to NCCL");
+    if (count_sum_violations(got.data(), want.data(), count, 1e-4 * cc.nranks(), max_err) != 0) c.fail("fallback allreduce is wrong");
   }
   time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
   time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-3);
