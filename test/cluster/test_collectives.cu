@@ -262,6 +262,28 @@ void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stre
   if (me == 0) std::printf("%-44s ratio %7.2f  max_err %.3e <= eb %.3e\n", what.c_str(), comm.last_call().ratio, max_err, eb);
 }
 
+/// Median ms of `op` over 5 runs after 2 warm-ups (NCCL connects lazily), on this rank.
+template <class Op>
+float median_time_ms(ncclz::cluster_comm& cc, cudaStream_t stream, Op&& op) {
+  cudaEvent_t a, b;
+  NCCLZ_CUDA_TRY(cudaEventCreate(&a));
+  NCCLZ_CUDA_TRY(cudaEventCreate(&b));
+  std::vector<float> t;
+  for (int i = 0; i < 7; ++i) {
+    NCCLZ_CUDA_TRY(cudaEventRecord(a, stream));
+    op();
+    NCCLZ_CUDA_TRY(cudaEventRecord(b, stream));
+    cc.synchronize(stream);
+    float ms = 0;
+    NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
+    if (i >= 2) t.push_back(ms);
+  }
+  NCCLZ_CUDA_TRY(cudaEventDestroy(a));
+  NCCLZ_CUDA_TRY(cudaEventDestroy(b));
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
 /// ncclz allreduce vs ncclAllReduce of the same floats (median of 5 after 2 warm-ups).
 void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
   const int me = cc.rank();
@@ -269,23 +291,7 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   device_array<float> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
-  cudaEvent_t a, b;
-  NCCLZ_CUDA_TRY(cudaEventCreate(&a));
-  NCCLZ_CUDA_TRY(cudaEventCreate(&b));
-  auto median_ms = [&](auto&& op) {
-    std::vector<float> t;
-    for (int i = 0; i < 7; ++i) {
-      NCCLZ_CUDA_TRY(cudaEventRecord(a, stream));
-      op();
-      NCCLZ_CUDA_TRY(cudaEventRecord(b, stream));
-      cc.synchronize(stream);
-      float ms = 0;
-      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-      if (i >= 2) t.push_back(ms);
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
+  auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
   const float nccl_ms = median_ms([&] {
     cc.check(ncclAllReduce(d_send.ptr, d_recv.ptr, count, ncclFloat, ncclSum, cc.comm(), stream), "ncclAllReduce");
   });
@@ -295,8 +301,6 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
                 count * sizeof(float) >> 20, cc.nranks(), rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio,
                 comm.last_call().size_wait_ms);
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
 }
 
 /// Time of ncclz allgather vs ncclAllGather of the same `count` floats per rank (median of 5).
@@ -306,23 +310,7 @@ void time_allgather(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   device_array<float> d_send(count), d_recv(count * n);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
-  cudaEvent_t a, b;
-  NCCLZ_CUDA_TRY(cudaEventCreate(&a));
-  NCCLZ_CUDA_TRY(cudaEventCreate(&b));
-  auto median_ms = [&](auto&& op) {
-    std::vector<float> t;
-    for (int i = 0; i < 7; ++i) {
-      NCCLZ_CUDA_TRY(cudaEventRecord(a, stream));
-      op();
-      NCCLZ_CUDA_TRY(cudaEventRecord(b, stream));
-      cc.synchronize(stream);
-      float ms = 0;
-      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, a, b));
-      if (i >= 2) t.push_back(ms);  // two warm-ups: NCCL connects lazily
-    }
-    std::sort(t.begin(), t.end());
-    return t[t.size() / 2];
-  };
+  auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
   const float nccl_ms = median_ms([&] {
     cc.check(ncclAllGather(d_send.ptr, d_recv.ptr, count, ncclFloat, cc.comm(), stream), "ncclAllGather");
   });
@@ -331,8 +319,6 @@ void time_allgather(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
     std::printf("TIMING allgather %zu MiB/rank, %d ranks, REL %.0e: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f\n",
                 count * sizeof(float) >> 20, n, rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio);
   }
-  cudaEventDestroy(a);
-  cudaEventDestroy(b);
 }
 
 int run() {
