@@ -1,0 +1,175 @@
+// Command line of ncclz-perf, in nccl-tests' words (-b -e -f -i -n -w -c -o -d -r), plus ncclz's
+// own (--rel/--abs, --coder, --schedule, --chunk, --data/--input, --json). Plain C++ so the parsing,
+// the size sweep and the bus-bandwidth factors are tested on machines without a GPU.
+#pragma once
+
+#include <cstdint>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ncclz/error.hpp"
+#include "ncclz/schedule/schedule.hpp"
+
+namespace ncclz::perf {
+
+enum class bound_mode { rel, abs };
+
+struct options {
+  std::vector<schedule::collective> collectives{schedule::collective::allreduce};
+  std::uint64_t min_bytes = 4096;          ///< -b
+  std::uint64_t max_bytes = 256u << 20;    ///< -e
+  double step_factor = 4;                  ///< -f (0 when -i is given)
+  std::uint64_t step_bytes = 0;            ///< -i
+  int iters = 20;                          ///< -n
+  int warmup = 5;                          ///< -w
+  bool check = true;                       ///< -c 0|1
+  std::string op = "sum";                  ///< -o
+  std::string dtype = "float";             ///< -d float|double
+  int root = 0;                            ///< -r
+  bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X
+  double bound = 1e-3;
+  std::string coder = "fixed_length";      ///< --coder fixed_length|raw
+  std::string schedule = "auto";           ///< --schedule auto|ring|tree
+  std::uint64_t chunk_bytes = 0;           ///< --chunk (0: the library's default)
+  std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
+  std::string input = "smooth";            ///< --input smooth|noise|gradient (without --data)
+  std::string json;                        ///< --json FILE
+  bool help = false;
+};
+
+/// "4096", "4K", "32M", "1G" (binary multiples) -> bytes. Throws invalid_argument naming `flag`.
+inline std::uint64_t parse_size(std::string_view text, const char* flag) {
+  const std::string s(text);
+  if (s.empty()) detail::throw_invalid("ncclz-perf", std::string(flag) + " needs a size such as 4096, 64K, 32M or 1G");
+  std::size_t used = 0;
+  unsigned long long v = 0;
+  if (s[0] < '0' || s[0] > '9') {  // stoull would take "-1" as 2^64 - 1
+    detail::throw_invalid("ncclz-perf", std::string(flag) + " " + s + " is not a size (4096, 64K, 32M, 1G)");
+  }
+  try {
+    v = std::stoull(s, &used);
+  } catch (...) {
+    detail::throw_invalid("ncclz-perf", std::string(flag) + " " + s + " is not a size (4096, 64K, 32M, 1G)");
+  }
+  std::uint64_t unit = 1;
+  if (used < s.size()) {
+    const char c = s[used];
+    unit = c == 'K' || c == 'k' ? 1ull << 10 : c == 'M' || c == 'm' ? 1ull << 20 : c == 'G' || c == 'g' ? 1ull << 30 : 0;
+    if (unit == 0 || used + 1 != s.size()) {
+      detail::throw_invalid("ncclz-perf", std::string(flag) + " " + s + " is not a size (4096, 64K, 32M, 1G)");
+    }
+  }
+  if (v > (~0ull) / unit) detail::throw_invalid("ncclz-perf", std::string(flag) + " " + s + " is too large");
+  return v * unit;
+}
+
+inline schedule::collective parse_collective(std::string_view s) {
+  using schedule::collective;
+  for (collective c : {collective::allreduce, collective::reduce_scatter, collective::allgather, collective::broadcast,
+                       collective::reduce, collective::alltoall}) {
+    if (s == schedule::name(c)) return c;
+  }
+  detail::throw_invalid("ncclz-perf", "unknown collective '" + std::string(s) +
+                                          "' (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall)");
+}
+
+/// Bus bandwidth factor of nccl-tests' doc/PERFORMANCE.md: busbw = algbw * factor.
+constexpr double bus_factor(schedule::collective c, int nranks) {
+  const double n = nranks;
+  switch (c) {
+    case schedule::collective::allreduce: return 2 * (n - 1) / n;
+    case schedule::collective::reduce_scatter:
+    case schedule::collective::allgather:
+    case schedule::collective::alltoall: return (n - 1) / n;
+    case schedule::collective::broadcast:
+    case schedule::collective::reduce: return 1;
+  }
+  return 1;
+}
+
+/// The sizes to run, from min to max: multiplied by the factor, or stepped by step_bytes.
+inline std::vector<std::uint64_t> sizes(const options& o) {
+  std::vector<std::uint64_t> out;
+  for (std::uint64_t b = o.min_bytes; b <= o.max_bytes;) {
+    out.push_back(b);
+    const std::uint64_t next = o.step_bytes ? b + o.step_bytes : static_cast<std::uint64_t>(static_cast<double>(b) * o.step_factor);
+    if (next <= b) break;
+    b = next;
+  }
+  return out;
+}
+
+inline options parse(int argc, const char* const* argv) {
+  options o;
+  auto fail = [](const std::string& m) { detail::throw_invalid("ncclz-perf", m); };
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    auto value = [&]() -> std::string {
+      if (i + 1 >= argc) fail(a + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&](const std::string& v) {
+      char* end = nullptr;
+      const double d = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end != '\0') fail(a + " " + v + " is not a number");
+      return d;
+    };
+    auto count = [&](const std::string& v, int least) {
+      const double d = number(v);
+      if (d != static_cast<int>(d) || d < least) fail(a + " " + v + " must be a whole number >= " + std::to_string(least));
+      return static_cast<int>(d);
+    };
+    if (a == "-h" || a == "--help") o.help = true;
+    else if (a == "-b" || a == "--minbytes") o.min_bytes = parse_size(value(), "-b");
+    else if (a == "-e" || a == "--maxbytes") o.max_bytes = parse_size(value(), "-e");
+    else if (a == "-f" || a == "--stepfactor") {
+      o.step_factor = number(value());
+      o.step_bytes = 0;
+      if (!(o.step_factor > 1)) fail("-f must be > 1");
+    } else if (a == "-i" || a == "--stepbytes") {
+      o.step_bytes = parse_size(value(), "-i");
+      if (o.step_bytes == 0) fail("-i must be > 0");
+    } else if (a == "-n" || a == "--iters") o.iters = count(value(), 1);
+    else if (a == "-w" || a == "--warmup_iters") o.warmup = count(value(), 0);
+    else if (a == "-c" || a == "--check") o.check = count(value(), 0) != 0;
+    else if (a == "-o" || a == "--op") {
+      o.op = value();
+      if (o.op != "sum" && o.op != "prod" && o.op != "min" && o.op != "max" && o.op != "avg") fail("-o must be sum, prod, min, max or avg");
+    } else if (a == "-d" || a == "--datatype") {
+      o.dtype = value();
+      if (o.dtype != "float" && o.dtype != "double") fail("-d must be float or double");
+    } else if (a == "-r" || a == "--root") o.root = count(value(), 0);
+    else if (a == "--rel" || a == "--abs") {
+      o.mode = a == "--rel" ? bound_mode::rel : bound_mode::abs;
+      o.bound = number(value());
+      if (!(o.bound > 0)) fail(a + " must be > 0");
+    } else if (a == "--coder") {
+      o.coder = value();
+      if (o.coder != "fixed_length" && o.coder != "raw") fail("--coder must be fixed_length or raw");
+    } else if (a == "--schedule") {
+      o.schedule = value();
+      if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "tree") fail("--schedule must be auto, ring or tree");
+    } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
+    else if (a == "--data") o.data = value();
+    else if (a == "--input") {
+      o.input = value();
+      if (o.input != "smooth" && o.input != "noise" && o.input != "gradient") fail("--input must be smooth, noise or gradient");
+    } else if (a == "--json") o.json = value();
+    else if (a == "-C" || a == "--collective") {
+      o.collectives.clear();
+      std::string list = value();
+      for (std::size_t at = 0; at <= list.size();) {
+        const std::size_t comma = std::min(list.find(',', at), list.size());
+        o.collectives.push_back(parse_collective(std::string_view(list).substr(at, comma - at)));
+        at = comma + 1;
+      }
+    } else fail("unknown flag " + a + " (see --help)");
+  }
+  if (o.min_bytes == 0) fail("-b must be > 0");
+  if (o.min_bytes > o.max_bytes) fail("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
+  return o;
+}
+
+}  // namespace ncclz::perf
