@@ -7,6 +7,8 @@
 // run; rerun a failure with NCCLZ_TEST_SEED=<seed> (printed on failure) to get the same ones.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -91,11 +93,7 @@ class temp_folder {
   fs::path path_;
 };
 
-std::uint64_t fresh_seed() {
-  if (const char* s = std::getenv("NCCLZ_TEST_SEED")) return std::strtoull(s, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
-}
+using ncclz_test::fresh_seed;
 
 unique_id_blob random_blob(std::mt19937_64& rng) {
   unique_id_blob b{};

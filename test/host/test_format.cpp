@@ -8,6 +8,8 @@
 // failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -38,11 +40,7 @@ using bytes = std::vector<std::byte>;
 
 constexpr std::uint64_t kHeader = sizeof(fmt::chunk_header);
 
-std::uint64_t fresh_seed() {
-  if (const char* s = std::getenv("NCCLZ_TEST_SEED")) return std::strtoull(s, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
-}
+using ncclz_test::fresh_seed;
 
 template <class V>
 V load(const bytes& b, std::uint64_t at) {

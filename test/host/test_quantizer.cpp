@@ -4,6 +4,8 @@
 // failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -23,23 +25,12 @@ using ncclz::Quantizer;
 using ncclz::RelBound;
 using ncclz::value_range;
 
-std::uint64_t fresh_seed() {
-  if (const char* s = std::getenv("NCCLZ_TEST_SEED")) return std::strtoull(s, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
-}
+using ncclz_test::fresh_seed;
 
 constexpr double kCodeLimit = 1073741824.0;  // 2^30
 
-template <class T>
-using bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-
-template <class T>
-bits_t<T> bits_of(T x) {
-  bits_t<T> b;
-  std::memcpy(&b, &x, sizeof x);
-  return b;
-}
+using ncclz_test::bits_of;
+using ncclz_test::bits_t;
 
 double log_uniform(std::mt19937_64& g, double lo_exp, double hi_exp) {
   return std::pow(10.0, std::uniform_real_distribution<double>(lo_exp, hi_exp)(g));

@@ -5,6 +5,8 @@
 // failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again.
 #include <catch2/catch.hpp>
 
+#include "test_support.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -46,21 +48,10 @@ using AbsRawF64 = Case<AbsRaw, double>;
 using RelRawF32 = Case<RelRaw, float>;
 using RelRawF64 = Case<RelRaw, double>;
 
-std::uint64_t fresh_seed() {
-  if (const char* s = std::getenv("NCCLZ_TEST_SEED")) return std::strtoull(s, nullptr, 0);
-  std::random_device rd;
-  return (std::uint64_t{rd()} << 32) ^ rd();
-}
+using ncclz_test::fresh_seed;
 
-template <class T>
-using bits_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
-
-template <class T>
-bits_t<T> bits_of(T x) {
-  bits_t<T> b;
-  std::memcpy(&b, &x, sizeof x);
-  return b;
-}
+using ncclz_test::bits_of;
+using ncclz_test::bits_t;
 template <class T>
 T from_bits(bits_t<T> b) {
   T x;
