@@ -109,16 +109,9 @@ class Communicator {
       return;
     }
     reserve<T>(count);
-    std::byte* mine = chunk(rank_);
-    compress_into<T>(send, count, mine, bound, /*ranges_from_all_ranks=*/true, stream);
+    compress_into<T>(send, count, chunk(rank_), bound, /*ranges_from_all_ranks=*/true, stream);
     exchange_meta(fn, count, stream);
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
-    for (int peer = 0; peer < nranks_; ++peer) {
-      if (peer == rank_) continue;
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(mine, chunk_size(rank_), ncclUint8, peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
-    }
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    exchange_chunks(stream);
     reset_report(stream);
     for (int r = 0; r < nranks_; ++r) {
       device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
@@ -180,23 +173,17 @@ class Communicator {
       return;
     }
     const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
-    std::uint64_t largest = 0;
-    for (const auto& g : seg) largest = std::max(largest, g.count);
+    const std::uint64_t largest = largest_segment(seg);
     reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest));
     exchange_meta(fn, count, stream, /*chunk_on_device=*/false);  // equal counts, before any ring step
     const std::uint64_t sent = reduce_scatter_codes<T>(fn, send, count, seg, bound, stream);
     // The owner of each segment codes it once; the chunks then travel unchanged.
     device::detail::reset_tile_words(workspace(), seg[rank_].count, stream);
-    launch_encode_codes<T>(seg[rank_].count, chunk(rank_), meta() + 2 * rank_, bound, stream);
+    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), seg[rank_].count, chunk(rank_),
+                    meta() + 2 * rank_, bound, stream);
     error_bound_pending_ = true;
     exchange_meta(fn, count, stream);
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
-    for (int peer = 0; peer < nranks_; ++peer) {
-      if (peer == rank_) continue;
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
-    }
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    exchange_chunks(stream);
     for (int r = 0; r < nranks_; ++r) {
       device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
     }
@@ -247,10 +234,7 @@ class Communicator {
     wait("Communicator::check", stream);
     device::detail::decode_report r;
     std::memcpy(&r, h_meta_, sizeof r);
-    if (r.status != 0) {
-      throw format_error("ncclz::Communicator: a received chunk failed to decode (status " + std::to_string(r.status) +
-                         ", tile " + std::to_string(r.tile) + "): corrupted in transit or a peer with another codec");
-    }
+    device::detail::throw_if_failed("Communicator: a received chunk", r);
   }
 
  private:
@@ -348,6 +332,17 @@ class Communicator {
     }
   }
 
+  /// Sends this rank's chunk to every peer and receives theirs, sizes from the last exchange_meta.
+  void exchange_chunks(cudaStream_t stream) {
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    for (int peer = 0; peer < nranks_; ++peer) {
+      if (peer == rank_) continue;
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
+    }
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+  }
+
   /// Waits for `stream` while polling the communicator; aborts it and throws on error or timeout.
   void wait(const char* fn, cudaStream_t stream) {
     const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
@@ -422,6 +417,12 @@ class Communicator {
     }
   }
 
+  static std::uint64_t largest_segment(const std::vector<schedule::segment>& seg) {
+    std::uint64_t largest = 0;
+    for (const auto& g : seg) largest = std::max(largest, g.count);
+    return largest;
+  }
+
   static unsigned grid_for(std::size_t count) {
     const std::size_t blocks = (count + ncclz::kernels::kElementwiseThreads - 1) / ncclz::kernels::kElementwiseThreads;
     return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t(device::detail::sm_count()) * 8));
@@ -469,12 +470,7 @@ class Communicator {
     reduce_.sizes = reinterpret_cast<std::uint64_t*>(p + 64);
   }
 
-  /// Encodes the running partial sum (reduce_.acc_*) into `out`; its size lands in *d_size.
-  template <class T>
-  void launch_encode_codes(std::size_t count, std::byte* out, std::uint64_t* d_size, double bound, cudaStream_t stream) {
-    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, out, d_size, bound, stream);
-  }
-
+  /// Encodes codes (kOutlierCode marks values kept beside) into `out`; its size lands in *d_size.
   template <class T>
   void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
                     double bound, cudaStream_t stream) {
@@ -487,8 +483,6 @@ class Communicator {
         Source{codes, values}, count, out, d_size, range_keys(), bound / nranks_, static_cast<std::uint32_t>(nranks_),
         reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words));
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    reduce_.coded_bytes = 0;  // read back only through the size exchange
-    reduce_.coded_input_bytes = count * sizeof(T);
   }
 
   device::detail::range_keys* range_keys() const {
@@ -500,9 +494,10 @@ class Communicator {
   template <class T>
   std::uint64_t reduce_scatter_codes(const char* fn, const T* send, std::size_t count,
                                      const std::vector<schedule::segment>& seg, double bound, cudaStream_t stream) {
-    std::uint64_t largest = 0;
-    for (const auto& g : seg) largest = std::max(largest, g.count);
+    const std::uint64_t largest = largest_segment(seg);
     reserve_reduce<T>(count, largest);
+    reduce_.coded_bytes = 0;
+    reduce_.coded_input_bytes = 0;
     device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), largest, stream);
     std::uint64_t sent = 0;
     if constexpr (Codec::quantizer::needs_range) {

@@ -97,6 +97,29 @@ inline void check_chunk(const char* fn, const char* name, const void* p) {
 }
 }  // namespace detail
 
+namespace detail {
+/// Throws format_error saying what a decode reported, if it reported anything.
+inline void throw_if_failed(const char* fn, const decode_report& r) {
+  using ncclz::kernels::decode_status;
+  const char* what = nullptr;
+  switch (static_cast<decode_status>(r.status)) {
+    case decode_status::ok: return;
+    case decode_status::bad_header: what = "bad chunk header (magic, version, tile size, coder or parameters)"; break;
+    case decode_status::wrong_dtype: what = "the chunk holds another element type than the output"; break;
+    case decode_status::wrong_quantizer: what = "the chunk was written by another quantizer than this codec's"; break;
+    case decode_status::wrong_count: what = "the chunk holds another element count than the caller expects"; break;
+    case decode_status::truncated: what = "compressed stream truncated: the header announces more payload than the buffer holds"; break;
+    case decode_status::bad_tile_offset: what = "corrupted stream: a tile offset points outside the stream"; break;
+    case decode_status::truncated_tile: what = "corrupted stream: a tile is truncated"; break;
+    case decode_status::bad_tile_mode: what = "corrupted stream: a tile has an unknown mode"; break;
+    case decode_status::bad_width: what = "corrupted stream: a block width is over 32 bits"; break;
+    case decode_status::bad_outlier_index: what = "corrupted stream: an outlier index is outside its tile"; break;
+  }
+  if (what == nullptr) what = "unknown decode status";
+  throw format_error(std::string("ncclz::") + fn + ": " + what + " (tile " + std::to_string(r.tile) + ")");
+}
+}  // namespace detail
+
 /// Device workspace for compress and decompress of up to `count` values (either T).
 template <class T>
 std::size_t workspace_bytes(std::size_t count) {
@@ -217,23 +240,7 @@ inline void throw_if_decode_failed(const void* d_workspace, cudaStream_t stream 
   detail::decode_report r{};
   NCCLZ_CUDA_TRY(cudaMemcpyAsync(&r, d_workspace, sizeof r, cudaMemcpyDeviceToHost, stream));
   NCCLZ_CUDA_TRY(cudaStreamSynchronize(stream));
-  using ncclz::kernels::decode_status;
-  const char* what = nullptr;
-  switch (static_cast<decode_status>(r.status)) {
-    case decode_status::ok: return;
-    case decode_status::bad_header: what = "bad chunk header (magic, version, tile size, coder or parameters)"; break;
-    case decode_status::wrong_dtype: what = "the chunk holds another element type than the output"; break;
-    case decode_status::wrong_quantizer: what = "the chunk was written by another quantizer than this codec's"; break;
-    case decode_status::wrong_count: what = "the chunk holds another element count than the caller expects"; break;
-    case decode_status::truncated: what = "compressed stream truncated: the header announces more payload than the buffer holds"; break;
-    case decode_status::bad_tile_offset: what = "corrupted stream: a tile offset points outside the stream"; break;
-    case decode_status::truncated_tile: what = "corrupted stream: a tile is truncated"; break;
-    case decode_status::bad_tile_mode: what = "corrupted stream: a tile has an unknown mode"; break;
-    case decode_status::bad_width: what = "corrupted stream: a block width is over 32 bits"; break;
-    case decode_status::bad_outlier_index: what = "corrupted stream: an outlier index is outside its tile"; break;
-  }
-  if (what == nullptr) what = "unknown decode status";
-  throw format_error(std::string("ncclz::device::decompress: ") + what + " (tile " + std::to_string(r.tile) + ")");
+  detail::throw_if_failed("device::decompress", r);
 }
 
 }  // namespace device
