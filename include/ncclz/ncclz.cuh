@@ -5,7 +5,7 @@
 //   ncclz::Compressor<Codec, float> c(max_count);
 //
 // Layers, from the top: compressor.cuh (owning host object) -> device/ (device-wide calls and
-// their kernels) -> warp/ (one block of 32 values per warp); codec.hpp, quantizer.hpp,
+// their kernels) -> warp/ (warp-wide helpers); codec.hpp, quantizer.hpp,
 // entropy_coder.hpp and format.hpp are plain C++ shared with host/ (the reference codec).
 #pragma once
 

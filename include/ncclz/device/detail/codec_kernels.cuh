@@ -44,11 +44,6 @@ __device__ inline void report(decode_report* r, decode_status s, std::uint32_t t
   if (atomicCAS(&r->status, 0u, static_cast<std::uint32_t>(s)) == 0u) r->tile = tile;
 }
 
-template <class T>
-__device__ __forceinline__ T load_value(const std::byte* p) {
-  return *reinterpret_cast<const T*>(p);
-}
-
 /// A warp's 1024 codes, staged in shared memory so they can move between the layout the input is
 /// read in (consecutive elements across lanes) and the one they are coded in (lane l owns block
 /// l). Rows are padded to 36 words: 16-byte accesses of 8 lanes to 8 rows hit distinct banks.
