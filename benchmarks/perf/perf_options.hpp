@@ -1,10 +1,12 @@
 // Command line of ncclz-perf, in nccl-tests' words (-b -e -f -i -n -w -c -o -d -r), plus ncclz's
-// own (--rel/--abs, --coder, --schedule, --chunk, --data/--input, --json). Plain C++ so the parsing,
-// the size sweep and the bus-bandwidth factors are tested on machines without a GPU.
+// own (-C, --rel/--abs, --coder, --schedule, --chunk, --fallback-below, --data/--gen, --json).
+// Plain C++ so the parsing, the size sweep and the bus-bandwidth factors are tested on machines
+// without a GPU.
 #pragma once
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,16 +18,30 @@ namespace ncclz::perf {
 
 enum class bound_mode { rel, abs };
 
+/// The reductions ncclz offers (nccl-tests' prod and avg are not among them).
+enum class reduction { sum, min, max };
+
+[[nodiscard]] constexpr const char* name(reduction r) {
+  switch (r) {
+    case reduction::sum: return "sum";
+    case reduction::min: return "min";
+    case reduction::max: return "max";
+  }
+  return "unknown";
+}
+
 struct options {
   std::vector<schedule::collective> collectives{schedule::collective::allreduce};
-  std::uint64_t min_bytes = 4096;          ///< -b
+  // The default sweep (1 MiB .. 256 MiB, x4) takes about a minute per collective on the 4-rank
+  // emulated cluster; -b 4K -e 1G gives the whole range.
+  std::uint64_t min_bytes = 1u << 20;      ///< -b
   std::uint64_t max_bytes = 256u << 20;    ///< -e
   double step_factor = 4;                  ///< -f (0 when -i is given)
   std::uint64_t step_bytes = 0;            ///< -i
   int iters = 20;                          ///< -n
   int warmup = 5;                          ///< -w
   bool check = true;                       ///< -c 0|1
-  std::string op = "sum";                  ///< -o
+  reduction op = reduction::sum;           ///< -o
   std::string dtype = "float";             ///< -d float|double
   int root = 0;                            ///< -r
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X
@@ -33,11 +49,36 @@ struct options {
   std::string coder = "fixed_length";      ///< --coder fixed_length|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk (0: the library's default)
+  std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
-  std::string input = "smooth";            ///< --input smooth|noise|gradient (without --data)
+  std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
   std::string json;                        ///< --json FILE
   bool help = false;
 };
+
+inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process per rank: scripts/emulated_cluster.sh -n N -- ncclz-perf ...)
+  -C, --collective LIST    allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall (default allreduce)
+  -b, --minbytes SIZE      smallest size (default 1M); sizes take K, M, G suffixes
+  -e, --maxbytes SIZE      largest size (default 256M)
+  -f, --stepfactor X       multiply the size by X each step (default 4)
+  -i, --stepbytes SIZE     or add SIZE each step
+  -n, --iters N            timed iterations per size (default 20)
+  -w, --warmup_iters N     untimed iterations first (default 5)
+  -c, --check 0|1          count elements outside the bound against a float64 reference (default 1)
+  -o, --op OP              reduction: sum (default), min or max
+  -d, --datatype TYPE      float (default) or double
+  -r, --root R             root of broadcast and reduce (default 0)
+  --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
+  --coder NAME             fixed_length (default) or raw
+  --schedule NAME          auto (default), ring or tree
+  --chunk SIZE             pipeline chunk (default: the library's)
+  --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
+                           (default: the library's threshold)
+  --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
+  --gen smooth|noise|gradient   generated input without --data (default smooth)
+  --json FILE              one JSON object per size, and the run's configuration (rank 0 writes it)
+  -h, --help               this text
+)";
 
 /// "4096", "4K", "32M", "1G" (binary multiples) -> bytes. Throws invalid_argument naming `flag`.
 inline std::uint64_t parse_size(std::string_view text, const char* flag) {
@@ -135,8 +176,11 @@ inline options parse(int argc, const char* const* argv) {
     else if (a == "-w" || a == "--warmup_iters") o.warmup = count(value(), 0);
     else if (a == "-c" || a == "--check") o.check = count(value(), 0) != 0;
     else if (a == "-o" || a == "--op") {
-      o.op = value();
-      if (o.op != "sum" && o.op != "prod" && o.op != "min" && o.op != "max" && o.op != "avg") fail("-o must be sum, prod, min, max or avg");
+      const std::string op = value();
+      if (op == "sum") o.op = reduction::sum;
+      else if (op == "min") o.op = reduction::min;
+      else if (op == "max") o.op = reduction::max;
+      else fail("-o must be sum, min or max (ncclz has no " + op + ")");
     } else if (a == "-d" || a == "--datatype") {
       o.dtype = value();
       if (o.dtype != "float" && o.dtype != "double") fail("-d must be float or double");
@@ -152,10 +196,11 @@ inline options parse(int argc, const char* const* argv) {
       o.schedule = value();
       if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "tree") fail("--schedule must be auto, ring or tree");
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
+    else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
     else if (a == "--data") o.data = value();
-    else if (a == "--input") {
-      o.input = value();
-      if (o.input != "smooth" && o.input != "noise" && o.input != "gradient") fail("--input must be smooth, noise or gradient");
+    else if (a == "--gen") {
+      o.gen = value();
+      if (o.gen != "smooth" && o.gen != "noise" && o.gen != "gradient") fail("--gen must be smooth, noise or gradient");
     } else if (a == "--json") o.json = value();
     else if (a == "-C" || a == "--collective") {
       o.collectives.clear();

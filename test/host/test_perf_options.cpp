@@ -1,7 +1,13 @@
-// ncclz-perf's command line: nccl-tests' flags, ncclz's own, sizes and bus-bandwidth factors.
+// ncclz-perf's command line (nccl-tests' flags, ncclz's own, sizes, bus-bandwidth factors) and its
+// host side: buffer shapes, inputs, the float64 reference and the tolerances of the check.
 #include <catch2/catch.hpp>
 
+#include <cstdio>
+#include <filesystem>
+
+#include "../../benchmarks/perf/perf_check.hpp"
 #include "../../benchmarks/perf/perf_options.hpp"
+#include "test_support.hpp"
 
 using ncclz::perf::parse;
 using ncclz::schedule::collective;
@@ -37,11 +43,11 @@ TEST_CASE("perf: the size sweep follows -b -e -f and -i", "[perf]") {
 TEST_CASE("perf: flags set what they name", "[perf]") {
   const auto o = run({"-n", "7", "-w", "2", "-c", "0", "-o", "max", "-d", "double", "-r", "3", "--abs", "1e-4", "--coder",
                       "raw", "--schedule", "ring", "--chunk", "4M", "--data", "x.f32", "--json", "out.json", "-C",
-                      "allgather,broadcast"});
+                      "allgather,broadcast", "--fallback-below", "0", "--gen", "gradient"});
   CHECK(o.iters == 7);
   CHECK(o.warmup == 2);
   CHECK_FALSE(o.check);
-  CHECK(o.op == "max");
+  CHECK(o.op == ncclz::perf::reduction::max);
   CHECK(o.dtype == "double");
   CHECK(o.root == 3);
   CHECK(o.mode == ncclz::perf::bound_mode::abs);
@@ -52,6 +58,17 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(o.data == "x.f32");
   CHECK(o.json == "out.json");
   CHECK(o.collectives == std::vector<collective>{collective::allgather, collective::broadcast});
+  CHECK(o.fallback_below == std::uint64_t{0});
+  CHECK(o.gen == "gradient");
+}
+
+TEST_CASE("perf: the defaults are a short sweep of allreduce with the library's fallback", "[perf]") {
+  const auto o = run({});
+  CHECK(ncclz::perf::sizes(o) == std::vector<std::uint64_t>{1u << 20, 4u << 20, 16u << 20, 64u << 20, 256u << 20});
+  CHECK(o.collectives == std::vector<collective>{collective::allreduce});
+  CHECK(o.op == ncclz::perf::reduction::sum);
+  CHECK_FALSE(o.fallback_below.has_value());
+  CHECK(o.gen == "smooth");
 }
 
 TEST_CASE("perf: bad command lines name the flag", "[perf]") {
@@ -63,6 +80,9 @@ TEST_CASE("perf: bad command lines name the flag", "[perf]") {
   CHECK_THROWS_WITH(run({"--rel", "0"}), Catch::Contains("--rel must be > 0"));
   CHECK_THROWS_WITH(run({"-C", "allreduce,gather"}), Catch::Contains("unknown collective 'gather'"));
   CHECK_THROWS_WITH(run({"--frobnicate"}), Catch::Contains("unknown flag --frobnicate"));
+  CHECK_THROWS_WITH(run({"-o", "prod"}), Catch::Contains("ncclz has no prod"));
+  CHECK_THROWS_WITH(run({"--gen", "zeros"}), Catch::Contains("--gen must be smooth, noise or gradient"));
+  CHECK_THROWS_WITH(run({"--fallback-below", "-1"}), Catch::Contains("--fallback-below -1 is not a size"));
 }
 
 TEST_CASE("perf: bus bandwidth factors are nccl-tests'", "[perf]") {
@@ -74,4 +94,137 @@ TEST_CASE("perf: bus bandwidth factors are nccl-tests'", "[perf]") {
   CHECK(bus_factor(collective::broadcast, 4) == 1);
   CHECK(bus_factor(collective::reduce, 4) == 1);
   CHECK(bus_factor(collective::allreduce, 1) == 0);
+}
+
+TEST_CASE("perf: buffer shapes split evenly where the collective splits", "[perf]") {
+  using ncclz::perf::shape_of;
+  const auto ar = shape_of(collective::allreduce, 4000, 4, 3);
+  CHECK((ar.send_count == 1000 && ar.recv_count == 1000 && ar.call_count() == 1000));
+  const auto ag = shape_of(collective::allgather, 4000, 4, 3);  // 333 per rank, 999 received
+  CHECK((ag.send_count == 333 && ag.recv_count == 999 && ag.call_count() == 333 && ag.count() == 999));
+  const auto rs = shape_of(collective::reduce_scatter, 4000, 4, 3);
+  CHECK((rs.send_count == 999 && rs.recv_count == 333 && rs.call_count() == 333));
+  const auto a2a = shape_of(collective::alltoall, 8000, 8, 4);
+  CHECK((a2a.send_count == 1000 && a2a.recv_count == 1000 && a2a.call_count() == 250));
+}
+
+TEST_CASE("perf: generated inputs are deterministic, differ per rank and are never all zero", "[perf]") {
+  for (const char* kind : {"smooth", "noise", "gradient"}) {
+    CAPTURE(kind);
+    const auto in = ncclz::perf::input_source::generated(kind);
+    int nonzero = 0, differs = 0;
+    for (std::uint64_t i = 0; i < 1000; ++i) {
+      CHECK(std::isfinite(in.value(1, i)));
+      CHECK(in.value(1, i) == ncclz::perf::input_source::generated(kind).value(1, i));
+      nonzero += in.value(1, i) != 0;
+      differs += in.value(0, i) != in.value(1, i);
+    }
+    CHECK(nonzero > 990);
+    CHECK(differs > 990);
+  }
+  const auto g = ncclz::perf::input_source::generated("gradient");
+  double largest = 0, below_1e2 = 0;
+  for (std::uint64_t i = 0; i < 100000; ++i) {
+    largest = std::max(largest, std::fabs(g.value(0, i)));
+    below_1e2 += std::fabs(g.value(0, i)) < 1e-2;
+  }
+  CHECK(below_1e2 > 90000);  // mostly small values ...
+  CHECK(largest > 5e-2);     // ... with a heavy tail
+  CHECK_THROWS_AS(ncclz::perf::input_source::generated("zeros"), ncclz::invalid_argument);
+}
+
+TEST_CASE("perf: real fields are read from a file or a folder and tiled per rank", "[perf]") {
+  const auto dir = std::filesystem::temp_directory_path() / ("ncclz-perf-test-" + std::to_string(ncclz_test::fresh_seed()));
+  std::filesystem::create_directories(dir);
+  {
+    const float f[3] = {1.5f, 2.5f, 3.5f};
+    const double d[2] = {-1.0, 1e300};
+    std::FILE* a = std::fopen((dir / "a.f32").c_str(), "wb");
+    std::fwrite(f, sizeof f[0], 3, a);
+    std::fclose(a);
+    std::FILE* b = std::fopen((dir / "b.f64").c_str(), "wb");
+    std::fwrite(d, sizeof d[0], 2, b);
+    std::fclose(b);
+    std::FILE* c = std::fopen((dir / "notes.txt").c_str(), "wb");
+    std::fclose(c);
+  }
+  CHECK(ncclz::perf::load_fields(dir.string()) == std::vector<double>{1.5, 2.5, 3.5, -1.0, 1e300});
+  CHECK(ncclz::perf::load_fields((dir / "b.f64").string()) == std::vector<double>{-1.0, 1e300});
+  CHECK_THROWS_WITH(ncclz::perf::load_fields((dir / "notes.txt").string()), Catch::Contains("not a folder or a .f32/.f64 file"));
+  CHECK_THROWS_WITH(ncclz::perf::load_fields((dir / "missing").string()), Catch::Contains("not a folder"));
+  const auto in = ncclz::perf::input_source::from_fields({1, 2, 3, 4, 5, 6, 7});
+  CHECK(in.value(0, 0) == 1);
+  CHECK(in.value(0, 8) == 2);
+  CHECK(in.value(1, 0) == in.value(0, 104729 % 7));
+  std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("perf: the reference is what each collective must leave on each rank", "[perf]") {
+  using ncclz::perf::expected;
+  using ncclz::perf::reduction;
+  const auto in = ncclz::perf::input_source::generated("noise");
+  const auto x = [&](int r, std::uint64_t i) { return static_cast<double>(static_cast<float>(in.value(r, i))); };
+  const int n = 3, me = 1, root = 2;
+  const auto ar = ncclz::perf::shape_of(collective::allreduce, 1200, 4, n);
+  CHECK(expected<float>(ar, in, reduction::sum, me, root, 5).value == x(0, 5) + x(1, 5) + x(2, 5));
+  CHECK(expected<float>(ar, in, reduction::sum, me, root, 5).magnitude ==
+        std::fabs(x(0, 5)) + std::fabs(x(1, 5)) + std::fabs(x(2, 5)));
+  CHECK(expected<float>(ar, in, reduction::max, me, root, 5).value == std::max({x(0, 5), x(1, 5), x(2, 5)}));
+  CHECK(expected<float>(ar, in, reduction::min, me, root, 5).value == std::min({x(0, 5), x(1, 5), x(2, 5)}));
+  const auto rs = ncclz::perf::shape_of(collective::reduce_scatter, 1200, 4, n);  // 100 per rank
+  CHECK(expected<float>(rs, in, reduction::sum, me, root, 7).value == x(0, 107) + x(1, 107) + x(2, 107));
+  const auto ag = ncclz::perf::shape_of(collective::allgather, 1200, 4, n);
+  CHECK(expected<float>(ag, in, reduction::sum, me, root, 207).value == x(2, 7));
+  const auto bc = ncclz::perf::shape_of(collective::broadcast, 1200, 4, n);
+  CHECK(expected<float>(bc, in, reduction::sum, me, root, 9).value == x(root, 9));
+  const auto a2a = ncclz::perf::shape_of(collective::alltoall, 1200, 4, n);  // 100 per peer
+  CHECK(expected<float>(a2a, in, reduction::sum, me, root, 205).value == x(2, 105));
+  const auto rd = ncclz::perf::shape_of(collective::reduce, 1200, 4, n);
+  CHECK(ncclz::perf::checked_count(rd, me, root) == 0);
+  CHECK(ncclz::perf::checked_count(rd, root, root) == 300);
+}
+
+TEST_CASE("perf: the check counts elements outside the bound, NaN and Inf as IEEE gives them", "[perf]") {
+  ncclz::perf::tally t;
+  t.add(1.0, 1.0, 0);
+  t.add(1.5, 1.0, 0.5);
+  t.add(1.6, 1.0, 0.5);
+  t.add(NAN, NAN, 0);
+  t.add(1.0, NAN, 1e9);
+  t.add(INFINITY, INFINITY, 0);
+  t.add(-INFINITY, INFINITY, 1e9);
+  CHECK(t.wrong == 3);
+  CHECK(t.max_err == Approx(0.6));
+}
+
+TEST_CASE("perf: tolerances are test_collectives' for ncclz and a float sum's rounding for NCCL", "[perf]") {
+  using ncclz::perf::reduction;
+  const auto ar = ncclz::perf::shape_of(collective::allreduce, 4096, 4, 4);
+  const auto ag = ncclz::perf::shape_of(collective::allgather, 4096, 4, 4);
+  const ncclz::perf::expected_value e{3.0, 10.0};
+  CHECK(ncclz::perf::ncclz_tolerance<float>(ar, 1e-3, e) == 1e-3 + 0x1.0p-22);  // one ulp of 3.0f
+  CHECK(ncclz::perf::ncclz_tolerance<float>(ag, 1e-3, e) == 1e-3);
+  CHECK(ncclz::perf::nccl_tolerance<float>(ar, reduction::sum, e) == 4 * 0x1.0p-23 * 10.0);
+  CHECK(ncclz::perf::nccl_tolerance<float>(ar, reduction::max, e) == 0);
+  CHECK(ncclz::perf::nccl_tolerance<double>(ag, reduction::sum, e) == 0);
+}
+
+TEST_CASE("perf: the check of a whole result finds a planted error on any thread count", "[perf]") {
+  const int n = 3, me = 0;
+  const auto in = ncclz::perf::input_source::generated("smooth");
+  const auto s = ncclz::perf::shape_of(collective::allreduce, 4 * 300000, 4, n);
+  std::vector<float> exact(s.recv_count), lossy(s.recv_count);
+  for (std::uint64_t j = 0; j < s.recv_count; ++j) {
+    exact[j] = static_cast<float>(ncclz::perf::expected<float>(s, in, ncclz::perf::reduction::sum, me, 0, j).value);
+    lossy[j] = exact[j] + 0.004f;
+  }
+  lossy[123457] += 1.0f;
+  for (unsigned threads : {1u, 4u}) {
+    const auto r = ncclz::perf::check_results<float>(s, in, ncclz::perf::reduction::sum, me, 0, exact.data(), lossy.data(), 0.01, threads);
+    CHECK(r.nccl.wrong == 0);
+    CHECK(r.ncclz.wrong == 1);
+    CHECK(r.ncclz.max_err == Approx(1.004).epsilon(1e-3));
+    const auto fell_back = ncclz::perf::check_results<float>(s, in, ncclz::perf::reduction::sum, me, 0, exact.data(), exact.data(), -1, threads);
+    CHECK(fell_back.ncclz.wrong == 0);
+  }
 }
