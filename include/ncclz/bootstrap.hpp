@@ -218,6 +218,10 @@ class cluster_comm {
     }
   }
 
+  /// Records that the communicator was aborted by someone else (ncclz::Communicator aborts it
+  /// when a peer fails), so that this object never touches it again.
+  void mark_aborted() noexcept { aborted_ = true; }
+
   /// Aborts the communicator (ncclCommAbort): stops its kernels and frees it. Idempotent.
   void abort() noexcept {
     if (comm_ != nullptr && !aborted_) NCCLZ_NCCL_TRY_NO_THROW(ncclCommAbort(comm_));

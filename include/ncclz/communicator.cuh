@@ -1,26 +1,37 @@
-// Communicator<Codec>: compressed collectives over the caller's own NCCL communicator.
+// Communicator<Codec, Schedule>: compressed collectives over the caller's own NCCL communicator.
 //
 //   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
-//   ncclz::Communicator<Codec> comm(nccl_comm);
-//   comm.allgather(d_send, d_recv, count, 1e-3, stream);     // recv holds every rank's values, decoded
+//   ncclz::Communicator<Codec> comm(nccl_comm);               // Schedule = ncclz::schedule::Auto
+//   comm.allreduce(d_send, d_recv, count, ncclSum, 1e-3, stream);
 //   comm.check(stream);                                       // waits; throws on a corrupted chunk
 //   ncclz::call_info info = comm.last_call();
 //
-// Built so far: allgather and broadcast, which compress once and move the compressed bytes
-// unchanged (DESIGN.md section 4, option 1), and allreduce and reduce_scatter with ncclSum, which
-// add integer codes exactly at every ring step (docs/collectives-plan.md).
+// Collectives, with NCCL's argument conventions: allreduce, reduce_scatter, reduce (ncclSum,
+// ncclMin, ncclMax), allgather, broadcast, alltoall. Quantization happens once, at the interface;
+// reductions combine integer codes exactly after a lossless decode, and chunks that need no
+// reduction (allgather, broadcast, the second half of allreduce, alltoall) are compressed once
+// and moved unchanged. Schedules: schedule/schedule.hpp (which algorithm runs what).
 //
-// The bound applies to the result. RelBound is relative to the value range of *all* ranks'
-// inputs (allgather) or of the root's input (broadcast); it is found on the device and merged
-// across ranks with one 16-byte ncclAllReduce. Every rank, the root and the sender of its own
-// slot included, receives the decoded values, so all ranks hold identical results.
+// The bound applies to the result:
+//   allgather, broadcast, alltoall: each element within `bound` of the value its rank sent;
+//   sum: within `bound` of the exact sum (each rank quantizes with bound / nranks), plus the half
+//        ulp the result rounds by in T;
+//   min, max: within `bound` of the exact min / max (quantization is monotone).
+// RelBound is relative to the finite value range of all ranks' inputs (the root's for broadcast),
+// found on the device and merged across ranks with one 16-byte ncclAllReduce. Elements where a
+// rank's value was NaN, Inf or too large for a code are combined in T, so NaN and Inf reach the
+// result as IEEE arithmetic has them. All ranks hold identical results.
 //
-// Each call waits on the host once, for the compressed sizes (NCCL point-to-point needs matching
-// counts). That wait watches the communicator, as nccl-tests does: a peer that fails or never
-// arrives turns into ncclz::error after config::timeout, with the communicator aborted (it cannot
-// be used after that), never a hang.
+// NCCL point-to-point needs matching counts, so the host waits for compressed sizes: once per
+// call for allgather, broadcast and alltoall, twice for a direct allreduce or reduce, once per
+// ring step for the ring (call_info::size_waits and size_wait_ms report them). Those waits watch
+// the communicator, as nccl-tests does: a peer that fails or never arrives turns into
+// ncclz::error after config::timeout, with the communicator aborted (it cannot be used after
+// that), never a hang.
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -47,13 +58,14 @@ namespace ncclz {
 struct call_info {
   const char* collective = "none";
   const char* coder = "";
-  const char* schedule = "";
+  const char* schedule = "";        ///< algorithm run: "direct", "ring", "tree", or "nccl" (fallback)
   std::uint64_t input_bytes = 0;    ///< this rank's uncompressed payload
-  std::uint64_t bytes_sent = 0;     ///< compressed bytes this rank handed to NCCL (payloads and sizes)
-  std::uint64_t chunk_bytes = 0;    ///< size of the chunk this rank compressed (0 if it compressed none)
-  double ratio = 0;                 ///< input bytes / chunk bytes of the compressed chunk(s)
+  std::uint64_t bytes_sent = 0;     ///< bytes this rank handed to NCCL (payloads, sizes, range)
+  std::uint64_t chunk_bytes = 0;    ///< compressed bytes of the chunk(s) this rank coded last
+  double ratio = 0;                 ///< their uncompressed bytes / chunk_bytes
   double error_bound = 0;           ///< absolute bound every result element keeps (on ranks that compressed)
-  double size_wait_ms = 0;          ///< host time spent waiting for the size exchange
+  int size_waits = 0;               ///< host waits for compressed sizes
+  double size_wait_ms = 0;          ///< host time spent in them (includes GPU work still queued)
   bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
 };
 
@@ -63,20 +75,24 @@ struct communicator_config {
   /// Calls whose per-rank input is smaller go to NCCL's own collective, uncompressed and exact
   /// (call_info::fallback says so): there the host waits for compressed sizes cost more than
   /// compression saves. 0 compresses every call. The default comes from the collectives
-  /// benchmark in docs/benchmarks.md (4 ranks, sockets: compressed allreduce and broadcast of
-  /// 1 MiB were 0.6x and 0.84x NCCL, 4 MiB 1.6x and 3.9x). As with NCCL, the ranks must agree on
-  /// the count for the fallback path, which does not check it.
+  /// benchmark in docs/benchmarks.md. As with NCCL, the ranks must agree on the count for the
+  /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
 };
 
-template <class Codec>
+template <class Codec, class Schedule = schedule::Auto>
 class Communicator {
+  static_assert(schedule::SchedulePolicy<Schedule>,
+                "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring or Tree, or a "
+                "tag type with a static `name` and an algorithm_for(tag, collective, bytes, nranks) overload "
+                "(ncclz/schedule/schedule.hpp)");
+
  public:
   explicit Communicator(ncclComm_t comm, communicator_config config = {}) : comm_(comm), config_(config) {
     if (comm == nullptr) detail::throw_invalid("Communicator", "the NCCL communicator is null");
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommCount(comm_, &nranks_));
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommUserRank(comm_, &rank_));
-    NCCLZ_CUDA_TRY(cudaMallocHost(&h_meta_, sizeof(std::uint64_t) * 2 * static_cast<std::size_t>(nranks_) + 64));
+    NCCLZ_CUDA_TRY(cudaMallocHost(&h_meta_, meta_bytes() + 64));
   }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -89,13 +105,15 @@ class Communicator {
   [[nodiscard]] int rank() const noexcept { return rank_; }
   [[nodiscard]] int nranks() const noexcept { return nranks_; }
   [[nodiscard]] const call_info& last_call() const noexcept { return info_; }
-  /// Device bytes held now (workspace and chunk buffers); grows only when a call needs more.
-  [[nodiscard]] std::size_t workspace_bytes() const noexcept { return held_bytes_; }
+  /// True once a failed or missing peer made a call abort the NCCL communicator (its owner must
+  /// then neither use nor destroy it: ncclCommAbort freed it).
+  [[nodiscard]] bool aborted() const noexcept { return aborted_; }
+  /// Device bytes held now (workspace, chunk and code buffers); grows only when a call needs more.
+  [[nodiscard]] std::size_t workspace_bytes() const noexcept { return held_bytes_ + reduce_.bytes; }
 
   /// Gathers `count` values from every rank into `recv` (rank r's at recv + r * count), as
-  /// ncclAllGather does; in place when send == recv + rank * count. Every element is within the
-  /// bound of the value its rank sent. All ranks must pass the same count (checked: a mismatch
-  /// throws invalid_argument on every rank).
+  /// ncclAllGather does; in place when send == recv + rank * count. All ranks must pass the same
+  /// count (checked: a mismatch throws invalid_argument on every rank).
   template <class T>
   void allgather(const T* send, T* recv, std::size_t count, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::allgather";
@@ -103,24 +121,25 @@ class Communicator {
     if (!(send == recv + static_cast<std::size_t>(rank_) * count) && overlaps(send, count, recv, count * nranks_)) {
       detail::throw_invalid(fn, "send overlaps recv other than in place (send == recv + rank * count)");
     }
+    const schedule::algorithm algo = algorithm_for(schedule::collective::allgather, count * sizeof(T));
     if (fall_back<T>("allgather", count)) {
       NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(send, recv, count, nccl_type<T>(), comm_, stream));
       info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
-    reserve<T>(count);
-    compress_into<T>(send, count, chunk(rank_), bound, /*ranges_from_all_ranks=*/true, stream);
+    reserve<T>(count, nranks_);
+    start_call(stream);
+    compress_into<T>(send, count, rank_, rank_, bound, /*ranges_from_all_ranks=*/true, stream);
     exchange_meta(fn, count, stream);
-    exchange_chunks(stream);
+    exchange_chunks(stream, /*root=*/-1);
     reset_report(stream);
     for (int r = 0; r < nranks_; ++r) {
       device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
                                            report(), stream);
     }
-    info_ = base_info("allgather", "direct", count * sizeof(T));
+    finish_info("allgather", algo, count * sizeof(T));
     info_.bytes_sent += chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
-    info_.chunk_bytes = chunk_size(rank_);
-    info_.ratio = chunk_size(rank_) ? static_cast<double>(count * sizeof(T)) / chunk_size(rank_) : 0.0;
+    set_ratio(count * sizeof(T), chunk_size(rank_));
   }
 
   /// Sends the root's `count` values to every rank, as ncclBroadcast does (send is read on the
@@ -128,102 +147,166 @@ class Communicator {
   template <class T>
   void broadcast(const T* send, T* recv, std::size_t count, int root, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::broadcast";
-    if (root < 0 || root >= nranks_) {
-      detail::throw_invalid(fn, "root " + std::to_string(root) + " is outside [0, " + std::to_string(nranks_) + ")");
-    }
+    check_root(fn, root);
     check_buffers(fn, rank_ == root ? send : recv, recv, count, count, bound);
     if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
       detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     }
+    const schedule::algorithm algo = algorithm_for(schedule::collective::broadcast, count * sizeof(T));
     if (fall_back<T>("broadcast", count)) {
       NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(send, recv, count, nccl_type<T>(), root, comm_, stream));
       if (rank_ == root) info_.bytes_sent = count * sizeof(T);
       return;
     }
-    reserve<T>(count);
-    if (rank_ == root) compress_into<T>(send, count, chunk(root), bound, /*ranges_from_all_ranks=*/false, stream);
+    reserve<T>(count, nranks_);
+    start_call(stream);
+    if (rank_ == root) compress_into<T>(send, count, root, root, bound, /*ranges_from_all_ranks=*/false, stream);
     exchange_meta(fn, count, stream);
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(chunk(root), chunk(root), chunk_size(root), ncclUint8, root, comm_, stream));
+    std::uint64_t sent = 0;
+    if (algo == schedule::algorithm::tree) {
+      // Forwarded unchanged down the binomial tree: receive from the parent, then feed the
+      // children, largest subtree first (schedule/tree.hpp).
+      const int parent = schedule::tree_parent(rank_, nranks_, root);
+      if (parent >= 0) NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(root), chunk_size(root), ncclUint8, parent, comm_, stream));
+      for (const int child : schedule::tree_children(rank_, nranks_, root)) {
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(root), chunk_size(root), ncclUint8, child, comm_, stream));
+        sent += chunk_size(root);
+      }
+    } else {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(chunk(root), chunk(root), chunk_size(root), ncclUint8, root, comm_, stream));
+      if (rank_ == root) sent = chunk_size(root);
+    }
     reset_report(stream);
     device::detail::launch_decode<Codec>(chunk(root), chunk_size(root), recv, count, report(), stream);
-    info_ = base_info("broadcast", "nccl_broadcast", count * sizeof(T));
-    if (rank_ == root) {
-      info_.bytes_sent += chunk_size(root);
-      info_.chunk_bytes = chunk_size(root);
-    }
-    info_.ratio = chunk_size(root) ? static_cast<double>(count * sizeof(T)) / chunk_size(root) : 0.0;
+    finish_info("broadcast", algo, count * sizeof(T));
+    info_.bytes_sent += sent;
+    set_ratio(count * sizeof(T), chunk_size(root));
   }
 
-  /// Sums `count` values over all ranks into every rank's `recv`, as ncclAllReduce with ncclSum
-  /// (in place when send == recv). Each element of the result is within `bound` (AbsBound) or
-  /// bound x (max - min of all ranks' finite inputs) (RelBound) of the exact sum, plus the half
-  /// ulp any T result rounds by; all ranks hold identical results. Schedule: ring reduce-scatter
-  /// of codes (each rank quantizes once with bound / nranks; partial sums travel as codes and are
-  /// added exactly), then the owners' chunks are exchanged unchanged and decoded everywhere.
-  /// Elements where some rank's value was NaN, Inf or too large for a code are summed in T.
+  /// Sends block p of `send` (count values at send + p * count) to rank p, which finds it at
+  /// recv + rank * count, as an all-to-all (ncclAlltoAll) does. send and recv must not overlap.
+  /// This rank's own block is copied exactly; the others are compressed once and decoded.
+  template <class T>
+  void alltoall(const T* send, T* recv, std::size_t count, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::alltoall";
+    const std::size_t total = count * static_cast<std::size_t>(nranks_);
+    check_buffers(fn, send, recv, total, total, bound);
+    if (overlaps(send, total, recv, total)) detail::throw_invalid(fn, "send and recv overlap");
+    const schedule::algorithm algo = algorithm_for(schedule::collective::alltoall, total * sizeof(T));
+    if (fall_back<T>("alltoall", total)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      for (int p = 0; p < nranks_; ++p) {
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(send + p * count, count, nccl_type<T>(), p, comm_, stream));
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(recv + p * count, count, nccl_type<T>(), p, comm_, stream));
+      }
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
+      return;
+    }
+    reserve<T>(count, 2 * nranks_);  // chunk(p): received from p; chunk(n + p): sent to p
+    start_call(stream);
+    device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), count, stream);
+    if constexpr (Codec::quantizer::needs_range) {
+      device::detail::launch_range(send, total, range, stream);
+      merge_range_across_ranks(range, stream);
+    }
+    std::uint64_t coded = 0;
+    for (int i = 1; i < nranks_; ++i) {
+      const int p = (rank_ + i) % nranks_;
+      if (i > 1) device::detail::reset_tile_words(workspace(), count, stream);
+      device::detail::launch_encode<Codec>(workspace(), send + p * count, count, chunk(nranks_ + p), meta_slot(rank_, p),
+                                           range, bound, stream);
+    }
+    if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
+    exchange_meta(fn, count, stream);
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_) continue;
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream));
+      coded += sent_bytes(rank_, p);
+    }
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    if (count) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + rank_ * count, send + rank_ * count, count * sizeof(T), cudaMemcpyDeviceToDevice,
+                                     stream));
+    }
+    reset_report(stream);
+    for (int p = 0; p < nranks_; ++p) {
+      if (p != rank_) device::detail::launch_decode<Codec>(chunk(p), sent_bytes(p, rank_), recv + p * count, count, report(), stream);
+    }
+    finish_info("alltoall", algo, total * sizeof(T));
+    info_.bytes_sent += coded;
+    set_ratio(count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1), coded);
+  }
+
+  /// Reduces `count` values over all ranks into every rank's `recv`, as ncclAllReduce (in place
+  /// when send == recv), with ncclSum, ncclMin or ncclMax; the bound is in the file comment.
+  /// Schedule: a reduce-scatter of codes (direct or ring), then the owner of each segment codes
+  /// it once and the chunks are exchanged unchanged and decoded everywhere.
   template <class T>
   void allreduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::allreduce";
-    check_sum(fn, op);
+    const code_reduction red = reduction_for(fn, op, bound);
     check_buffers(fn, send, recv, count, count, bound);
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    const schedule::algorithm algo = algorithm_for(schedule::collective::allreduce, count * sizeof(T));
     if (fall_back<T>("allreduce", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(send, recv, count, nccl_type<T>(), ncclSum, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(send, recv, count, nccl_type<T>(), op, comm_, stream));
       info_.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1) / static_cast<std::uint64_t>(nranks_);
       return;
     }
-    const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
-    const std::uint64_t largest = largest_segment(seg);
-    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest));
-    exchange_meta(fn, count, stream, /*chunk_on_device=*/false);  // equal counts, before any ring step
-    const std::uint64_t sent = reduce_scatter_codes<T>(fn, send, count, seg, bound, stream);
-    // The owner of each segment codes it once; the chunks then travel unchanged.
-    device::detail::reset_tile_words(workspace(), seg[rank_].count, stream);
-    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), seg[rank_].count, chunk(rank_),
-                    meta() + 2 * rank_, bound, stream);
-    error_bound_pending_ = true;
-    exchange_meta(fn, count, stream);
-    exchange_chunks(stream);
-    for (int r = 0; r < nranks_; ++r) {
-      device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
-    }
-    info_ = base_info("allreduce", "ring reduce-scatter + direct allgather", count * sizeof(T));
-    info_.error_bound *= nranks_;  // each rank's codes carry bound / nranks
-    info_.bytes_sent += sent + chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
-    info_.chunk_bytes = chunk_size(rank_);
-    info_.ratio = chunk_size(rank_) ? static_cast<double>(seg[rank_].count * sizeof(T)) / chunk_size(rank_) : 0.0;
+    reduced_chunks<T>(fn, "allreduce", send, recv, count, red, algo, /*root=*/-1, stream);
   }
 
-  /// Sums `recvcount * nranks` values over all ranks and leaves block r (recvcount values) on
-  /// rank r, as ncclReduceScatter with ncclSum; in place when send + rank * recvcount == recv.
-  /// The bound is allreduce's.
+  /// Reduces `count` values over all ranks into the root's `recv`, as ncclReduce (recv is
+  /// written on the root only; in place when send == recv). Ops and bound as allreduce.
+  template <class T>
+  void reduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, int root, double bound, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator::reduce";
+    const code_reduction red = reduction_for(fn, op, bound);
+    check_root(fn, root);
+    check_buffers(fn, send, rank_ == root ? recv : send, count, count, bound);
+    if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
+      detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    }
+    const schedule::algorithm algo = algorithm_for(schedule::collective::reduce, count * sizeof(T));
+    if (fall_back<T>("reduce", count)) {
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduce(send, recv, count, nccl_type<T>(), op, root, comm_, stream));
+      info_.bytes_sent = count * sizeof(T);
+      return;
+    }
+    reduced_chunks<T>(fn, "reduce", send, recv, count, red, algo, root, stream);
+  }
+
+  /// Reduces `recvcount * nranks` values over all ranks and leaves block r (recvcount values) on
+  /// rank r, as ncclReduceScatter; in place when send + rank * recvcount == recv. Ops and bound
+  /// as allreduce.
   template <class T>
   void reduce_scatter(const T* send, T* recv, std::size_t recvcount, ncclRedOp_t op, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::reduce_scatter";
-    check_sum(fn, op);
+    const code_reduction red = reduction_for(fn, op, bound);
     const std::size_t count = recvcount * static_cast<std::size_t>(nranks_);
     check_buffers(fn, send, recv, count, recvcount, bound);
     if (recv != send + static_cast<std::size_t>(rank_) * recvcount && overlaps(send, count, recv, recvcount)) {
       detail::throw_invalid(fn, "recv overlaps send other than in place (recv == send + rank * recvcount)");
     }
+    const schedule::algorithm algo = algorithm_for(schedule::collective::reduce_scatter, count * sizeof(T));
     if (fall_back<T>("reduce_scatter", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), ncclSum, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), op, comm_, stream));
       info_.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
     std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
-    reserve_bytes(format::max_fixed_chunk_bytes(recvcount, sizeof(T)), device::workspace_bytes<T>(recvcount));
-    exchange_meta(fn, count, stream, /*chunk_on_device=*/false);
-    const std::uint64_t sent = reduce_scatter_codes<T>(fn, send, count, seg, bound, stream);
-    const auto* acc_values = reinterpret_cast<const T*>(reduce_.acc_values);
+    const std::uint64_t sent = reduce_codes<T>(fn, send, count, seg, red, algo, stream);
     ncclz::kernels::dequantize_kernel<T><<<grid_for(recvcount), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-        reduce_.acc_codes, acc_values, recvcount, reduce_.step, recv);
+        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), recvcount, reduce_.step, recv);
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    info_ = base_info("reduce_scatter", "ring", count * sizeof(T));
-    info_.error_bound *= nranks_;
+    finish_info("reduce_scatter", algo, count * sizeof(T));
+    info_.error_bound *= red.bound_scale;
     info_.bytes_sent += sent;
-    info_.ratio = reduce_.coded_bytes ? static_cast<double>(reduce_.coded_input_bytes) / reduce_.coded_bytes : 0.0;
+    set_ratio(reduce_.coded_input_bytes, reduce_.coded_bytes);
   }
 
   /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
@@ -238,42 +321,58 @@ class Communicator {
   }
 
  private:
-  // Device memory: [workspace | report | meta: nranks x {chunk bytes, count} | nranks chunks].
+  // ---- device memory: [workspace | report | meta | chunk slots] ---------------------------------
+  // meta: one row per rank, {count, bytes sent to rank 0, ..., bytes sent to rank n-1}.
   template <class T>
-  void reserve(std::size_t count) {
-    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count));
+  void reserve(std::size_t count, int slots) {
+    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count), slots);
   }
 
-  void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes) {
+  void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes, int slots) {
     const std::size_t chunk_capacity = format::align_up(chunk_bytes, 256);
     const std::size_t workspace = format::align_up(workspace_bytes, 256);
-    if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_) return;
+    if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_ && slots <= slots_) return;
     release_device();  // cudaFree waits for work still using the old buffers
     chunk_capacity_ = std::max(chunk_capacity, chunk_capacity_);
     workspace_capacity_ = std::max(workspace, workspace_capacity_);
-    held_bytes_ = workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(nranks_);
+    slots_ = std::max(slots, slots_);
+    held_bytes_ = workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slots_);
     NCCLZ_CUDA_TRY(cudaMalloc(&device_, held_bytes_));
   }
 
   static constexpr std::size_t kReportBytes = 256;
-  std::size_t meta_bytes() const { return format::align_up(16 * static_cast<std::size_t>(nranks_), 256); }
+  std::size_t meta_words() const { return static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_ + 1); }
+  std::size_t meta_bytes() const { return format::align_up(sizeof(std::uint64_t) * meta_words(), 256); }
   std::byte* workspace() const { return device_; }
   device::detail::decode_report* report() const {
     return reinterpret_cast<device::detail::decode_report*>(device_ + workspace_capacity_);
   }
   std::uint64_t* meta() const { return reinterpret_cast<std::uint64_t*>(device_ + workspace_capacity_ + kReportBytes); }
-  std::byte* chunk(int r) const {
-    return device_ + workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(r);
+  std::uint64_t* meta_row(int r) const { return meta() + static_cast<std::size_t>(r) * (nranks_ + 1); }
+  /// Device word where the encoder of rank `from`'s chunk for rank `to` puts its size.
+  std::uint64_t* meta_slot(int from, int to) const { return meta_row(from) + 1 + to; }
+  std::byte* chunk(int slot) const {
+    return device_ + workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slot);
   }
-  std::uint64_t chunk_size(int r) const { return h_meta_[2 * r]; }
+  /// Sizes from the last exchange_meta.
+  std::uint64_t sent_bytes(int from, int to) const { return h_meta_[static_cast<std::size_t>(from) * (nranks_ + 1) + 1 + to]; }
+  /// The one chunk rank r coded for everyone (allgather, broadcast, allreduce's second half).
+  std::uint64_t chunk_size(int r) const { return sent_bytes(r, r); }
 
   template <class T>
   void check_buffers(const char* fn, const T* send, const T* recv, std::size_t send_count, std::size_t recv_count,
                      double bound) const {
+    static_assert(is_supported_value_type_v<T>, "ncclz::Communicator: T must be float, double, __half or __nv_bfloat16");
     device::detail::check_values(fn, "send", send, send_count);
     device::detail::check_values(fn, "recv", recv, recv_count);
     detail::validate_bound<typename Codec::quantizer>(fn, bound);
     detail::validate_count<T>(fn, send_count);
+  }
+
+  void check_root(const char* fn, int root) const {
+    if (root < 0 || root >= nranks_) {
+      detail::throw_invalid(fn, "root " + std::to_string(root) + " is outside [0, " + std::to_string(nranks_) + ")");
+    }
   }
 
   template <class T>
@@ -281,66 +380,84 @@ class Communicator {
     return na > 0 && nb > 0 && a < b + nb && b < a + na;
   }
 
-  /// Range (merged over all ranks when asked), then encode into `out`; the size lands in meta.
+  /// The algorithm of this call; also refuses calls after a failure aborted the communicator.
+  schedule::algorithm algorithm_for(schedule::collective c, std::uint64_t bytes) const {
+    if (aborted_) {
+      throw error(std::string("ncclz::Communicator::") + schedule::name(c) +
+                  ": the NCCL communicator was aborted after an earlier failure; make a new one");
+    }
+    using schedule::algorithm_for;  // the policy's overload is found by argument-dependent lookup
+    return algorithm_for(Schedule{}, c, bytes, nranks_);
+  }
+
+  /// Zeroes this rank's meta row: sizes of chunks not coded in this call read 0.
+  void start_call(cudaStream_t stream) {
+    error_bound_ = 0;
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(meta_row(rank_), 0, sizeof(std::uint64_t) * (nranks_ + 1), stream));
+  }
+
+  void merge_range_across_ranks(device::detail::range_keys* range, cudaStream_t stream) {
+    // Order keys merge with max: one tiny allreduce gives every rank the global range.
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
+    range_bytes_sent_ = 2 * sizeof(std::uint64_t);
+  }
+
+  /// Range (merged over all ranks when asked), then encode into chunk slot `slot`; the size
+  /// lands in meta as the chunk for rank `to`.
   template <class T>
-  void compress_into(const T* send, std::size_t count, std::byte* out, double bound, bool ranges_from_all_ranks,
+  void compress_into(const T* send, std::size_t count, int slot, int to, double bound, bool ranges_from_all_ranks,
                      cudaStream_t stream) {
     device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), count, stream);
     if constexpr (Codec::quantizer::needs_range) {
       device::detail::launch_range(send, count, range, stream);
-      if (ranges_from_all_ranks) {
-        // Order keys merge with max: one tiny allreduce gives every rank the global range.
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
-        range_bytes_sent_ = 2 * sizeof(std::uint64_t);
-      }
+      if (ranges_from_all_ranks) merge_range_across_ranks(range, stream);
     }
-    device::detail::launch_encode<Codec>(workspace(), send, count, out, meta() + 2 * rank_, range, bound, stream);
-    error_bound_pending_ = true;
+    device::detail::launch_encode<Codec>(workspace(), send, count, chunk(slot), meta_slot(rank_, to), range, bound, stream);
+    bound_source_ = chunk(slot);
   }
 
-  /// Gathers every rank's {chunk bytes, count} and waits for them on the host; throws on every
-  /// rank if the counts differ. Without a chunk of this rank's (`chunk_on_device` false) its size is 0.
-  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, bool chunk_on_device = true) {
-    std::uint64_t* mine = meta() + 2 * rank_;
-    h_meta_[2 * rank_] = 0;
-    h_meta_[2 * rank_ + 1] = count;
-    if (chunk_on_device) {
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine + 1, h_meta_ + 2 * rank_ + 1, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    } else {
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(mine, h_meta_ + 2 * rank_, 2 * sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    }
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(mine, meta(), 2, ncclUint64, comm_, stream));
-    const std::size_t meta_bytes = sizeof(std::uint64_t) * 2 * static_cast<std::size_t>(nranks_);
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), meta_bytes, cudaMemcpyDeviceToHost, stream));
-    // The error bound the encoder applied sits in the chunk header this rank wrote, if any.
-    double* h_bound = reinterpret_cast<double*>(reinterpret_cast<std::byte*>(h_meta_) + meta_bytes);
+  /// Gathers every rank's meta row and waits for it on the host; throws on every rank if the
+  /// counts differ. Reads the bound the encoder applied from the chunk header at bound_source_.
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream) {
+    std::uint64_t* row = h_meta_ + static_cast<std::size_t>(rank_) * (nranks_ + 1);
+    row[0] = count;
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(meta_row(rank_), meta(), nranks_ + 1, ncclUint64, comm_, stream));
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), sizeof(std::uint64_t) * meta_words(), cudaMemcpyDeviceToHost, stream));
+    double* h_bound = reinterpret_cast<double*>(reinterpret_cast<std::byte*>(h_meta_) + meta_bytes());
     *h_bound = 0;
-    if (error_bound_pending_) {
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, chunk(rank_) + offsetof(format::chunk_header, error_bound), sizeof(double),
+    if (bound_source_ != nullptr) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source_ + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, stream));
     }
-    const auto start = std::chrono::steady_clock::now();
-    wait(fn, stream);
-    size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    error_bound_ = *h_bound;
+    timed_wait(fn, stream);
+    if (bound_source_ != nullptr) error_bound_ = *h_bound;
     for (int r = 0; r < nranks_; ++r) {
-      if (h_meta_[2 * r + 1] != count) {
+      const std::uint64_t theirs = h_meta_[static_cast<std::size_t>(r) * (nranks_ + 1)];
+      if (theirs != count) {
         detail::throw_invalid(fn, "ranks passed different counts: rank " + std::to_string(rank_) + " has " +
-                                      std::to_string(count) + ", rank " + std::to_string(r) + " has " +
-                                      std::to_string(h_meta_[2 * r + 1]));
+                                      std::to_string(count) + ", rank " + std::to_string(r) + " has " + std::to_string(theirs));
       }
     }
   }
 
-  /// Sends this rank's chunk to every peer and receives theirs, sizes from the last exchange_meta.
-  void exchange_chunks(cudaStream_t stream) {
+  /// Sends this rank's one chunk to every peer (root < 0) or to the root only, and receives
+  /// theirs where they are needed; sizes from the last exchange_meta.
+  void exchange_chunks(cudaStream_t stream, int root) {
     NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
     for (int peer = 0; peer < nranks_; ++peer) {
       if (peer == rank_) continue;
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
+      if (root < 0 || peer == root) NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
+      if (root < 0 || rank_ == root) NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
     }
     NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+  }
+
+  void timed_wait(const char* fn, cudaStream_t stream) {
+    const auto start = std::chrono::steady_clock::now();
+    wait(fn, stream);
+    size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ++size_waits_;
   }
 
   /// Waits for `stream` while polling the communicator; aborts it and throws on error or timeout.
@@ -353,12 +470,12 @@ class Communicator {
       ncclResult_t async = ncclSuccess;
       NCCLZ_NCCL_TRY(ncclCommGetAsyncError(comm_, &async));
       if (async != ncclSuccess && async != ncclInProgress) {
-        ncclCommAbort(comm_);
+        abort_comm();
         throw nccl_error(static_cast<int>(async), std::string("ncclz::") + fn + ": NCCL reported " +
                                                       ncclGetErrorString(async) + " (a peer failed); the communicator was aborted");
       }
       if (std::chrono::steady_clock::now() > deadline) {
-        ncclCommAbort(comm_);
+        abort_comm();
         throw error(std::string("ncclz::") + fn + ": timed out after " + std::to_string(config_.timeout.count()) +
                     " ms waiting for the other ranks (one may have died or not called " + fn +
                     "); the communicator was aborted");
@@ -367,23 +484,35 @@ class Communicator {
     }
   }
 
+  void abort_comm() noexcept {
+    ncclCommAbort(comm_);
+    aborted_ = true;
+  }
+
   void reset_report(cudaStream_t stream) {
     NCCLZ_CUDA_TRY(cudaMemsetAsync(report(), 0, sizeof(device::detail::decode_report), stream));
   }
 
-  call_info base_info(const char* collective, const char* schedule, std::uint64_t input_bytes) {
-    call_info i;
-    i.collective = collective;
-    i.schedule = schedule;
-    i.coder = Codec::coder::name;
-    i.input_bytes = input_bytes;
-    i.bytes_sent = range_bytes_sent_ + 2 * sizeof(std::uint64_t);
-    i.error_bound = error_bound_;
-    i.size_wait_ms = size_wait_ms_;
+  /// Fills info_ for a compressed call and resets the per-call counters.
+  void finish_info(const char* collective, schedule::algorithm algo, std::uint64_t input_bytes) {
+    info_ = call_info{};
+    info_.collective = collective;
+    info_.schedule = schedule::name(algo);
+    info_.coder = Codec::coder::name;
+    info_.input_bytes = input_bytes;
+    info_.bytes_sent = range_bytes_sent_ + sizeof(std::uint64_t) * (nranks_ + 1) * static_cast<std::uint64_t>(size_waits_);
+    info_.error_bound = error_bound_;
+    info_.size_waits = size_waits_;
+    info_.size_wait_ms = size_wait_ms_;
     range_bytes_sent_ = 0;
-    error_bound_pending_ = false;
+    bound_source_ = nullptr;
     size_wait_ms_ = 0;
-    return i;
+    size_waits_ = 0;
+  }
+
+  void set_ratio(std::uint64_t uncompressed, std::uint64_t compressed) {
+    info_.chunk_bytes = compressed;
+    info_.ratio = compressed ? static_cast<double>(uncompressed) / static_cast<double>(compressed) : 0.0;
   }
 
   void release_device() noexcept {
@@ -394,7 +523,10 @@ class Communicator {
 
   template <class T>
   static constexpr ncclDataType_t nccl_type() {
-    return std::is_same_v<T, float> ? ncclFloat : ncclDouble;
+    if constexpr (std::is_same_v<T, float>) return ncclFloat;
+    else if constexpr (std::is_same_v<T, double>) return ncclDouble;
+    else if constexpr (std::is_same_v<T, __half>) return ncclFloat16;
+    else return ncclBfloat16;
   }
 
   template <class T>
@@ -410,10 +542,26 @@ class Communicator {
   }
 
   // ---- reductions -----------------------------------------------------------------------------
-  static void check_sum(const char* fn, ncclRedOp_t op) {
-    if (op != ncclSum) {
-      detail::throw_invalid(fn, "only ncclSum is supported so far (ncclProd, ncclMin, ncclMax and ncclAvg are not): "
-                                "use NCCL's own collective for those");
+  /// How the codes of one reduction are made: a sum of n codes must stay a code and within the
+  /// bound, so each rank quantizes with bound / n and codes below 2^30 / n; min and max of codes
+  /// are exact, so they keep the whole bound and code range.
+  struct code_reduction {
+    ncclRedOp_t op;
+    double code_bound;          ///< the bound each rank quantizes with
+    std::uint32_t limit_ranks;  ///< divides the code limit
+    int bound_scale;            ///< result bound = code bound x this
+  };
+
+  code_reduction reduction_for(const char* fn, ncclRedOp_t op, double bound) const {
+    const auto n = static_cast<std::uint32_t>(nranks_);
+    switch (op) {
+      case ncclSum: return {op, bound / nranks_, n, nranks_};
+      case ncclMin:
+      case ncclMax: return {op, bound, 1u, 1};
+      default:
+        detail::throw_invalid(fn, "op " + std::to_string(static_cast<int>(op)) +
+                                      " is not supported: ncclSum, ncclMin and ncclMax are (for ncclAvg use ncclSum and "
+                                      "scale by 1/nranks; for ncclProd, NCCL's own collective)");
     }
   }
 
@@ -428,8 +576,8 @@ class Communicator {
     return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t(device::detail::sm_count()) * 8));
   }
 
-  /// Device buffers of the ring: this rank's codes of its whole input, the running partial sum
-  /// of one segment, a chunk to send and one to receive, the step and two sizes.
+  /// Code buffers of the reductions: this rank's codes of its whole input, the running reduction
+  /// of one segment, a segment's decoded codes, and the quantization step.
   struct reduce_buffers {
     std::byte* base = nullptr;
     std::size_t bytes = 0;
@@ -437,35 +585,36 @@ class Communicator {
     void* own_values = nullptr;
     std::int32_t* acc_codes = nullptr;
     void* acc_values = nullptr;
-    std::byte* send_chunk = nullptr;
-    std::byte* recv_chunk = nullptr;
+    std::int32_t* peer_codes = nullptr;
+    void* peer_values = nullptr;
     double* step = nullptr;
-    std::uint64_t* sizes = nullptr;  ///< [0] this step's send, [1] this step's receive
+    std::uint64_t* sizes = nullptr;  ///< ring: [0] this step's send, [1] this step's receive
     std::uint64_t coded_bytes = 0, coded_input_bytes = 0;
   };
 
   template <class T>
   void reserve_reduce(std::size_t count, std::size_t largest_segment) {
-    const std::size_t chunk = format::align_up(format::max_fixed_chunk_bytes(largest_segment, sizeof(T)), 256);
-    const std::size_t own = format::align_up(count * (sizeof(std::int32_t) + sizeof(T)) + 16, 256);
-    const std::size_t acc = format::align_up(largest_segment * (sizeof(std::int32_t) + sizeof(T)) + 16, 256);
-    const std::size_t need = own + acc + 2 * chunk + 256;
+    const auto codes_and_values = [](std::size_t n) {
+      return format::align_up(format::align_up(n * sizeof(std::int32_t), 16) + n * sizeof(T), 256);
+    };
+    const std::size_t own = codes_and_values(count), seg = codes_and_values(largest_segment);
+    const std::size_t need = own + 2 * seg + 256;
     if (need > reduce_.bytes) {
       if (reduce_.base) NCCLZ_CUDA_TRY(cudaFree(reduce_.base));
       reduce_.base = nullptr;
+      reduce_.bytes = 0;
       NCCLZ_CUDA_TRY(cudaMalloc(&reduce_.base, need));
       reduce_.bytes = need;
     }
     std::byte* p = reduce_.base;
-    reduce_.own_codes = reinterpret_cast<std::int32_t*>(p);
-    reduce_.own_values = p + format::align_up(count * sizeof(std::int32_t), 16);
-    p += own;
-    reduce_.acc_codes = reinterpret_cast<std::int32_t*>(p);
-    reduce_.acc_values = p + format::align_up(largest_segment * sizeof(std::int32_t), 16);
-    p += acc;
-    reduce_.send_chunk = p;
-    reduce_.recv_chunk = p + chunk;
-    p += 2 * chunk;
+    const auto carve = [&p](std::int32_t*& codes, void*& values, std::size_t n, std::size_t bytes) {
+      codes = reinterpret_cast<std::int32_t*>(p);
+      values = p + format::align_up(n * sizeof(std::int32_t), 16);
+      p += bytes;
+    };
+    carve(reduce_.own_codes, reduce_.own_values, count, own);
+    carve(reduce_.acc_codes, reduce_.acc_values, largest_segment, seg);
+    carve(reduce_.peer_codes, reduce_.peer_values, largest_segment, seg);
     reduce_.step = reinterpret_cast<double*>(p);
     reduce_.sizes = reinterpret_cast<std::uint64_t*>(p + 64);
   }
@@ -473,15 +622,42 @@ class Communicator {
   /// Encodes codes (kOutlierCode marks values kept beside) into `out`; its size lands in *d_size.
   template <class T>
   void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
-                    double bound, cudaStream_t stream) {
+                    const code_reduction& red, cudaStream_t stream) {
     using Source = ncclz::kernels::code_source<T>;
     auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
     device::detail::prefer_shared_memory(kernel);
     const auto tiles = static_cast<unsigned>(format::tile_count(count));
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-        Source{codes, values}, count, out, d_size, range_keys(), bound / nranks_, static_cast<std::uint32_t>(nranks_),
+        Source{codes, values}, count, out, d_size, range_keys(), red.code_bound, red.limit_ranks,
         reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words));
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+
+  /// Decodes a chunk of codes into `codes` (outliers' values into `values`).
+  template <class T>
+  void decode_codes(const std::byte* in, std::uint64_t in_bytes, std::size_t count, std::int32_t* codes, void* values,
+                    cudaStream_t stream) {
+    ncclz::kernels::decode_kernel<Codec, T, ncclz::kernels::code_sink<typename Codec::quantizer, T>>
+        <<<std::max(1u, static_cast<unsigned>(format::tile_count(count))), ncclz::kernels::kTileThreads, 0, stream>>>(
+            in, in_bytes, {codes, static_cast<T*>(values)}, count, report());
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+
+  /// acc = op(acc, codes/values), element-wise.
+  template <class T>
+  void accumulate(const code_reduction& red, const std::int32_t* codes, const T* values, std::size_t count,
+                  cudaStream_t stream) {
+    auto* acc_values = static_cast<T*>(reduce_.acc_values);
+    const auto launch = [&](auto kernel) {
+      kernel<<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(reduce_.acc_codes, acc_values, codes,
+                                                                                  values, count, reduce_.step);
+    };
+    switch (red.op) {
+      case ncclMin: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::min_op, T>); break;
+      case ncclMax: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::max_op, T>); break;
+      default: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::sum_op, T>); break;
+    }
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
 
@@ -489,45 +665,102 @@ class Communicator {
     return reinterpret_cast<device::detail::range_keys*>(workspace() + device::detail::layout_for(0).range);
   }
 
-  /// Quantizes this rank's input once and runs the ring reduce-scatter of codes: afterwards the
-  /// full sum of segment `rank` sits in reduce_.acc_* as codes. Returns the bytes this rank sent.
+  /// allreduce (root < 0) and reduce: reduce-scatter of codes, then each owner codes its
+  /// segment once and the chunks go, unchanged, to every rank or to the root.
   template <class T>
-  std::uint64_t reduce_scatter_codes(const char* fn, const T* send, std::size_t count,
-                                     const std::vector<schedule::segment>& seg, double bound, cudaStream_t stream) {
+  void reduced_chunks(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
+                      const code_reduction& red, schedule::algorithm algo, int root, cudaStream_t stream) {
+    const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
+    const std::uint64_t sent = reduce_codes<T>(fn, send, count, seg, red, algo, stream);
+    device::detail::reset_tile_words(workspace(), seg[rank_].count, stream);
+    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), seg[rank_].count, chunk(rank_),
+                    meta_slot(rank_, rank_), red, stream);
+    bound_source_ = chunk(rank_);
+    exchange_meta(fn, count, stream);
+    exchange_chunks(stream, root);
+    if (root < 0 || rank_ == root) {
+      for (int r = 0; r < nranks_; ++r) {
+        device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
+      }
+    }
+    finish_info(collective, algo, count * sizeof(T));
+    info_.error_bound *= red.bound_scale;
+    const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(nranks_ - 1) : (rank_ == root ? 0u : 1u);
+    info_.bytes_sent += sent + chunk_size(rank_) * peers;
+    set_ratio(seg[rank_].count * sizeof(T), chunk_size(rank_));
+  }
+
+  /// Quantizes this rank's input once and reduces the codes of segment `rank` from all ranks
+  /// into reduce_.acc_* (direct or ring). Chunk slots: [0, n) receive, [n, 2n) send. Returns
+  /// the payload bytes this rank sent.
+  template <class T>
+  std::uint64_t reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
+                             const code_reduction& red, schedule::algorithm algo, cudaStream_t stream) {
     const std::uint64_t largest = largest_segment(seg);
+    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest), 2 * nranks_);
     reserve_reduce<T>(count, largest);
+    start_call(stream);
+    reset_report(stream);
     reduce_.coded_bytes = 0;
     reduce_.coded_input_bytes = 0;
     device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), largest, stream);
-    std::uint64_t sent = 0;
     if constexpr (Codec::quantizer::needs_range) {
       device::detail::launch_range(send, count, range, stream);
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
-      sent += 2 * sizeof(std::uint64_t);
+      merge_range_across_ranks(range, stream);
     }
     auto* own_values = static_cast<T*>(reduce_.own_values);
     auto* acc_values = static_cast<T*>(reduce_.acc_values);
     ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
         <<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-            send, count, reduce_.own_codes, own_values, range, bound / nranks_, static_cast<std::uint32_t>(nranks_),
-            reduce_.step);
+            send, count, reduce_.own_codes, own_values, range, red.code_bound, red.limit_ranks, reduce_.step);
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    if (nranks_ == 1) {
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes, count * sizeof(std::int32_t),
+    const schedule::segment mine = seg[rank_];
+    if (algo != schedule::algorithm::ring || nranks_ == 1) {
+      // Direct: code every peer's segment of this rank's codes, one size exchange, one group.
+      for (int i = 1; i < nranks_; ++i) {
+        const int p = (rank_ + i) % nranks_;
+        if (i > 1) device::detail::reset_tile_words(workspace(), seg[p].count, stream);
+        encode_codes<T>(reduce_.own_codes + seg[p].first, own_values + seg[p].first, seg[p].count, chunk(nranks_ + p),
+                        meta_slot(rank_, p), red, stream);
+        reduce_.coded_input_bytes += seg[p].count * sizeof(T);
+      }
+      if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
+      exchange_meta(fn, count, stream);
+      std::uint64_t sent = 0;
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      for (int p = 0; p < nranks_; ++p) {
+        if (p == rank_) continue;
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream));
+        NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream));
+        sent += sent_bytes(rank_, p);
+      }
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      reduce_.coded_bytes = sent;
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes + mine.first, mine.count * sizeof(std::int32_t),
                                      cudaMemcpyDeviceToDevice, stream));
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values, count * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values + mine.first, mine.count * sizeof(T), cudaMemcpyDeviceToDevice,
+                                     stream));
+      // Peers in a fixed order (rank order), so outliers combine in the same order on every run.
+      for (int p = 0; p < nranks_; ++p) {
+        if (p == rank_) continue;
+        decode_codes<T>(chunk(p), sent_bytes(p, rank_), mine.count, reduce_.peer_codes, reduce_.peer_values, stream);
+        accumulate<T>(red, reduce_.peer_codes, static_cast<const T*>(reduce_.peer_values), mine.count, stream);
+      }
       return sent;
     }
-    std::uint64_t coded_bytes = 0, coded_input = 0;
+    // Ring: each step codes the partial sum received at the step before; sizes go one step ahead.
+    exchange_meta(fn, count, stream);  // equal counts, before any ring step
+    std::uint64_t sent = 0;
+    std::byte* send_chunk = chunk(nranks_);
+    std::byte* recv_chunk = chunk(0);
     for (int step = 0; step < schedule::ring_step_count(nranks_); ++step) {
       const schedule::ring_step st = schedule::ring_reduce_scatter_step(rank_, nranks_, step);
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
       if (step > 0) device::detail::reset_tile_words(workspace(), out.count, stream);
       if (step == 0) {
-        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, reduce_.send_chunk,
-                        reduce_.sizes, bound, stream);
+        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red, stream);
       } else {
-        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, reduce_.send_chunk, reduce_.sizes, bound, stream);
+        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, stream);
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.
       NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
@@ -535,30 +768,21 @@ class Communicator {
       NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(reduce_.sizes + 1, 1, ncclUint64, st.recv_peer, comm_, stream));
       NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, reduce_.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, reduce_.send_chunk + offsetof(format::chunk_header, error_bound),
-                                     sizeof(double), cudaMemcpyDeviceToHost, stream));
-      const auto start = std::chrono::steady_clock::now();
-      wait(fn, stream);
-      size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream));
+      timed_wait(fn, stream);
       const std::uint64_t send_bytes = h_meta_[0], recv_bytes = h_meta_[1];
-      std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's bound: the sum's, divided by nranks
+      std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's code bound
       NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(reduce_.send_chunk, send_bytes, ncclUint8, st.send_peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(reduce_.recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, comm_, stream));
+      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream));
       NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
       sent += send_bytes + sizeof(std::uint64_t);
-      coded_bytes += send_bytes;
-      coded_input += out.count * sizeof(T);
-      ncclz::kernels::decode_kernel<Codec, T, ncclz::kernels::code_sink<typename Codec::quantizer, T>>
-          <<<std::max(1u, static_cast<unsigned>(format::tile_count(in.count))), ncclz::kernels::kTileThreads, 0, stream>>>(
-              reduce_.recv_chunk, recv_bytes, {reduce_.acc_codes, acc_values}, in.count, report());
-      NCCLZ_CUDA_TRY(cudaGetLastError());
-      ncclz::kernels::accumulate_kernel<T><<<grid_for(in.count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-          reduce_.acc_codes, acc_values, reduce_.own_codes + in.first, own_values + in.first, in.count, reduce_.step);
-      NCCLZ_CUDA_TRY(cudaGetLastError());
+      reduce_.coded_bytes += send_bytes;
+      reduce_.coded_input_bytes += out.count * sizeof(T);
+      decode_codes<T>(recv_chunk, recv_bytes, in.count, reduce_.acc_codes, acc_values, stream);  // the partial sum
+      accumulate<T>(red, reduce_.own_codes + in.first, own_values + in.first, in.count, stream);
     }
-    reduce_.coded_bytes = coded_bytes;
-    reduce_.coded_input_bytes = coded_input;
     return sent;
   }
 
@@ -567,10 +791,13 @@ class Communicator {
   int nranks_ = 0, rank_ = 0;
   std::byte* device_ = nullptr;
   std::size_t held_bytes_ = 0, chunk_capacity_ = 0, workspace_capacity_ = 0;
-  std::uint64_t* h_meta_ = nullptr;  // pinned: nranks x {chunk bytes, count}, then the error bound
+  int slots_ = 0;
+  std::uint64_t* h_meta_ = nullptr;  // pinned: the meta rows, then the error bound
   std::uint64_t range_bytes_sent_ = 0;
-  bool error_bound_pending_ = false;
+  const std::byte* bound_source_ = nullptr;  // a chunk this call coded: its header holds the bound applied
   double error_bound_ = 0, size_wait_ms_ = 0;
+  int size_waits_ = 0;
+  bool aborted_ = false;  // a failed peer made wait() abort the communicator
   call_info info_;
   reduce_buffers reduce_;
 };

@@ -40,7 +40,8 @@ static_assert(sch::alltoall_step(1, 4, 3) == sch::peer_step{0, 2});
 static_assert(sch::tree_parent(5, 8, 0) == 4 && sch::tree_parent(3, 8, 3) == -1);
 static_assert(sch::tree_depth(1) == 0 && sch::tree_depth(8) == 3 && sch::tree_depth(9) == 4);
 static_assert(sch::tree_children(0, 8, 0) == std::vector<int>{4, 2, 1});
-static_assert(sch::choose_algorithm(sch::collective::allreduce, 1024, 8) == sch::algorithm::tree);
+static_assert(sch::choose_algorithm(sch::collective::allreduce, 1024, 8) == sch::algorithm::direct);
+static_assert(sch::choose_algorithm(sch::collective::allreduce, 1024, 9) == sch::algorithm::ring);
 
 /// Throws ncclz::invalid_argument whose message contains `word` (the argument's name).
 template <class F>
@@ -376,17 +377,16 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
   REQUIRE(std::string(sch::name(collective::reduce_scatter)) == "reduce_scatter");
   REQUIRE(std::string(sch::name(algorithm::tree)) == "tree");
 
-  const std::uint64_t small = sch::kTreeAllreduceMaxBytes - 1, large = sch::kTreeAllreduceMaxBytes;
-  REQUIRE(sch::choose_algorithm(collective::allreduce, small, 4) == algorithm::tree);
-  REQUIRE(sch::choose_algorithm(collective::allreduce, small, 2) == algorithm::ring);
-  REQUIRE(sch::choose_algorithm(collective::allreduce, large, 4) == algorithm::ring);
-  for (const std::uint64_t bytes : {std::uint64_t{0}, small, large, std::uint64_t{1} << 40}) {
+  REQUIRE(std::string(sch::Direct::name) == "direct");
+  for (const std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{4096}, std::uint64_t{1} << 40}) {
     for (int n = 1; n <= kMaxRanks; ++n) {
-      REQUIRE(sch::choose_algorithm(collective::broadcast, bytes, n) == algorithm::tree);
-      REQUIRE(sch::choose_algorithm(collective::reduce, bytes, n) == algorithm::tree);
-      for (const auto c : {collective::reduce_scatter, collective::allgather, collective::alltoall}) {
-        REQUIRE(sch::choose_algorithm(c, bytes, n) == algorithm::ring);
+      const algorithm reduction = n <= sch::kDirectMaxRanks ? algorithm::direct : algorithm::ring;
+      for (const auto c : {collective::allreduce, collective::reduce_scatter, collective::reduce}) {
+        REQUIRE(sch::choose_algorithm(c, bytes, n) == reduction);
       }
+      REQUIRE(sch::choose_algorithm(collective::broadcast, bytes, n) == algorithm::ring);
+      REQUIRE(sch::choose_algorithm(collective::allgather, bytes, n) == algorithm::direct);
+      REQUIRE(sch::choose_algorithm(collective::alltoall, bytes, n) == algorithm::direct);
       for (const auto c : {collective::allreduce, collective::reduce_scatter, collective::allgather,
                            collective::broadcast, collective::reduce, collective::alltoall}) {
         const algorithm a = sch::algorithm_for(sch::Auto{}, c, bytes, n);
@@ -396,7 +396,8 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
     }
   }
   REQUIRE(sch::algorithm_for(sch::Ring{}, collective::allreduce, 1, 4) == algorithm::ring);
-  REQUIRE(sch::algorithm_for(sch::Tree{}, collective::allreduce, large, 4) == algorithm::tree);
+  REQUIRE(sch::algorithm_for(sch::Direct{}, collective::allreduce, 1, 64) == algorithm::direct);
+  REQUIRE(sch::algorithm_for(sch::Tree{}, collective::broadcast, 1, 4) == algorithm::tree);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -434,7 +435,9 @@ TEST_CASE("schedule: invalid arguments are invalid_argument naming the argument"
 
   expect_invalid([] { (void)sch::choose_algorithm(collective::allreduce, 1, 0); }, "nranks");
   expect_invalid([] { (void)sch::algorithm_for(sch::Tree{}, collective::alltoall, 1, 4); }, "alltoall");
-  expect_invalid([] { (void)sch::algorithm_for(sch::Ring{}, collective::broadcast, 1, 4); }, "broadcast");
+  expect_invalid([] { (void)sch::algorithm_for(sch::Ring{}, collective::allgather, 1, 4); }, "allgather");
+  expect_invalid([] { (void)sch::algorithm_for(sch::Tree{}, collective::allreduce, 1, 4); }, "allreduce");
+  expect_invalid([] { (void)sch::algorithm_for(sch::Direct{}, collective::broadcast, 1, 4); }, "broadcast");
 }
 
 }  // namespace

@@ -29,8 +29,8 @@
 
 namespace ncclz::schedule {
 
-/// Schedule policy tag: ring reduce-scatter / allgather / allreduce, pairwise alltoall.
-/// Bandwidth-optimal; latency grows with n - 1 steps.
+/// Schedule policy tag: ring reduce-scatter (of allreduce, reduce_scatter and reduce) and NCCL's
+/// ring broadcast. Bandwidth-optimal; latency grows with n - 1 steps, each with a size exchange.
 struct Ring {
   static constexpr const char* name = "ring";
 };

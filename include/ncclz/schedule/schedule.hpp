@@ -1,12 +1,16 @@
-// Schedule policies: which algorithm (ring or tree) a collective call runs.
+// Schedule policies: which algorithm a collective call runs.
 //
-//   ncclz::schedule::Ring   // always the ring (ring.hpp)
-//   ncclz::schedule::Tree   // always the binomial tree (tree.hpp)
-//   ncclz::schedule::Auto   // choose_algorithm() per call, from the collective, size and rank count
+//   ncclz::schedule::Ring    // ring (ring.hpp)
+//   ncclz::schedule::Direct  // all pairs in one group per phase (direct.hpp)
+//   ncclz::schedule::Tree    // binomial tree (tree.hpp)
+//   ncclz::schedule::Auto    // choose_algorithm() per call, from the collective, size and rank count
 //
-// What each algorithm covers:
-//   ring: allreduce (reduce-scatter + allgather), reduce_scatter, allgather, alltoall (pairwise)
-//   tree: allreduce (reduce to rank 0 + broadcast), broadcast, reduce
+// What each algorithm covers in ncclz::Communicator:
+//   ring:   allreduce, reduce_scatter, reduce (ring reduce-scatter of codes, then the owners'
+//           chunks go to everyone or to the root), broadcast (NCCL's own pipelined ring
+//           broadcast of the compressed bytes)
+//   direct: allreduce, reduce_scatter, reduce, allgather, alltoall
+//   tree:   broadcast (the compressed chunk forwarded unchanged down a binomial tree)
 // Forcing a policy on a collective it does not cover is an ncclz::invalid_argument.
 //
 // A policy is a tag with a `name` for logs and an `algorithm_for(tag, collective, bytes, nranks)`
@@ -19,19 +23,21 @@
 #include <string>
 
 #include "ncclz/error.hpp"
+#include "ncclz/schedule/direct.hpp"
 #include "ncclz/schedule/partition.hpp"
 #include "ncclz/schedule/ring.hpp"
 #include "ncclz/schedule/tree.hpp"
 
 namespace ncclz::schedule {
 
-enum class algorithm { ring, tree };
+enum class algorithm { ring, direct, tree };
 
 enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall };
 
 [[nodiscard]] constexpr const char* name(algorithm a) {
   switch (a) {
     case algorithm::ring: return "ring";
+    case algorithm::direct: return "direct";
     case algorithm::tree: return "tree";
   }
   return "unknown";
@@ -52,32 +58,28 @@ enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce,
 /// Whether `a` has a schedule for `c` (see the table at the top of this file).
 [[nodiscard]] constexpr bool supports(algorithm a, collective c) {
   switch (c) {
-    case collective::allreduce: return true;
+    case collective::allreduce:
     case collective::reduce_scatter:
+    case collective::reduce: return a == algorithm::ring || a == algorithm::direct;
     case collective::allgather:
-    case collective::alltoall: return a == algorithm::ring;
-    case collective::broadcast:
-    case collective::reduce: return a == algorithm::tree;
+    case collective::alltoall: return a == algorithm::direct;
+    case collective::broadcast: return a == algorithm::ring || a == algorithm::tree;
   }
   return false;
 }
 
-/// Below this many (uncompressed) bytes an allreduce over more than two ranks takes the tree.
-inline constexpr std::uint64_t kTreeAllreduceMaxBytes = 256 * 1024;
-
-/// Auto's rule. Broadcast and reduce: tree (the only one we have). Reduce-scatter, allgather,
-/// alltoall: ring. Allreduce: tree when bytes < kTreeAllreduceMaxBytes and nranks > 2 (latency:
-/// 2 ceil(log2 n) steps instead of 2(n - 1), each step paying a codec launch and a size
-/// exchange); otherwise ring (each rank moves 2(n-1)/n of the buffer instead of up to
-/// 2 ceil(log2 n) times all of it; with two ranks the ring is never worse).
-[[nodiscard]] constexpr algorithm choose_algorithm(collective c, std::uint64_t bytes, int nranks) {
+/// Auto's rule. Reductions: direct up to kDirectMaxRanks ranks (one size exchange per phase
+/// instead of one per ring step, and chunks coded from single ranks' codes), ring beyond.
+/// Allgather and alltoall: direct (the only one). Broadcast: ring, NCCL's pipelined broadcast of
+/// the compressed bytes (each link carries them once; the tree's root sends them ceil(log2 n) times).
+[[nodiscard]] constexpr algorithm choose_algorithm(collective c, std::uint64_t /*bytes*/, int nranks) {
   detail::check_nranks("schedule::choose_algorithm", nranks);
   switch (c) {
-    case collective::broadcast:
-    case collective::reduce: return algorithm::tree;
     case collective::allreduce:
-      return bytes < kTreeAllreduceMaxBytes && nranks > 2 ? algorithm::tree : algorithm::ring;
-    default: return algorithm::ring;
+    case collective::reduce_scatter:
+    case collective::reduce: return nranks <= kDirectMaxRanks ? algorithm::direct : algorithm::ring;
+    case collective::broadcast: return algorithm::ring;
+    default: return algorithm::direct;
   }
 }
 
@@ -101,6 +103,9 @@ constexpr algorithm forced(algorithm a, const char* policy, collective c, int nr
 [[nodiscard]] constexpr algorithm algorithm_for(Ring, collective c, std::uint64_t, int nranks) {
   return detail::forced(algorithm::ring, Ring::name, c, nranks);
 }
+[[nodiscard]] constexpr algorithm algorithm_for(Direct, collective c, std::uint64_t, int nranks) {
+  return detail::forced(algorithm::direct, Direct::name, c, nranks);
+}
 [[nodiscard]] constexpr algorithm algorithm_for(Tree, collective c, std::uint64_t, int nranks) {
   return detail::forced(algorithm::tree, Tree::name, c, nranks);
 }
@@ -116,6 +121,7 @@ concept SchedulePolicy = std::default_initializable<P> && requires(collective c,
 };
 
 static_assert(SchedulePolicy<Ring>);
+static_assert(SchedulePolicy<Direct>);
 static_assert(SchedulePolicy<Tree>);
 static_assert(SchedulePolicy<Auto>);
 

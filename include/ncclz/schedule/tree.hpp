@@ -24,8 +24,8 @@
 
 namespace ncclz::schedule {
 
-/// Schedule policy tag: binomial tree broadcast / reduce (allreduce = reduce, then broadcast).
-/// ceil(log2 n) steps, but each moves the whole buffer: for small messages.
+/// Schedule policy tag: binomial tree broadcast. ceil(log2 n) rounds, but each moves the whole
+/// buffer: for small messages. (The reduce rule below is schedule math only so far.)
 struct Tree {
   static constexpr const char* name = "tree";
 };

@@ -37,8 +37,30 @@ __global__ void __launch_bounds__(kElementwiseThreads)
   }
 }
 
-/// acc += mine, element-wise, for a sum. `step` turns a code into the value an outlier adds to.
-template <class T>
+/// How two contributions combine: codes exactly (quantization is monotone, so min and max of
+/// codes are the codes of min and max), outliers in T. NaN wins in min and max too (IEEE
+/// `minimum`/`maximum`, not fmin), so a NaN on any rank is never dropped.
+struct sum_op {
+  __device__ static std::int32_t codes(std::int32_t a, std::int32_t b) {
+    return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+  }
+  template <class T>
+  __device__ static T values(T a, T b) { return a + b; }
+};
+struct min_op {
+  __device__ static std::int32_t codes(std::int32_t a, std::int32_t b) { return a < b ? a : b; }
+  template <class T>
+  __device__ static T values(T a, T b) { return a != a || b != b ? a + b : (a < b ? a : b); }
+};
+struct max_op {
+  __device__ static std::int32_t codes(std::int32_t a, std::int32_t b) { return a > b ? a : b; }
+  template <class T>
+  __device__ static T values(T a, T b) { return a != a || b != b ? a + b : (a > b ? a : b); }
+};
+
+/// acc = Op(acc, mine), element-wise. `step` turns a code into the value it stands for when the
+/// other side is an outlier.
+template <class Op, class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     accumulate_kernel(std::int32_t* __restrict__ acc_codes, T* __restrict__ acc_values, const std::int32_t* __restrict__ codes,
                       const T* __restrict__ values, std::uint64_t count, const double* __restrict__ d_step) {
@@ -47,11 +69,11 @@ __global__ void __launch_bounds__(kElementwiseThreads)
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     const std::int32_t a = acc_codes[i], b = codes[i];
     if (a != kOutlierCode && b != kOutlierCode) {
-      acc_codes[i] = static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
+      acc_codes[i] = Op::codes(a, b);
     } else {
       const T va = a == kOutlierCode ? acc_values[i] : ncclz::detail::mul_rn(static_cast<T>(a), step);
       const T vb = b == kOutlierCode ? values[i] : ncclz::detail::mul_rn(static_cast<T>(b), step);
-      acc_values[i] = va + vb;
+      acc_values[i] = Op::template values<T>(va, vb);
       acc_codes[i] = kOutlierCode;
     }
   }
