@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU-machine run in one call: build, GPU and multi-rank tests, the codec benchmark and
-# the collectives benchmark on the emulated cluster; short tables last.
+# ncclz-perf on the 4-rank emulated cluster (allreduce, reduce_scatter, allgather, broadcast at
+# REL 1e-3; allreduce at REL 1e-2; real data when ./data exists); short tables last.
+# --quick stops the sweeps at 16 MiB.
 #
 # On this (CPU) machine, once:   tools/make_datasets.sh data
 #                                mkdir -p .deps/catch2 && cp /usr/include/catch2/catch.hpp .deps/catch2/
@@ -15,7 +17,7 @@ quick=0
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --format=csv,noheader | tee "$out/gpu.txt"
 nvcc --version | tail -1
 
-build=build-device
+build="build-device"
 if [ ! -f "$build/build.ninja" ]; then
   meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release >"$out/setup.log" 2>&1 ||
     { cat "$out/setup.log"; exit 1; }
@@ -32,18 +34,31 @@ bench_args=(--json "$out/codec.json")
 "$build/benchmarks/ncclz-codec-bench" "${bench_args[@]}" >"$out/bench.log" 2>&1
 bench_rc=$?
 
-# Collectives against NCCL on the emulated cluster: 4 ranks on this GPU, sockets, MPS.
-coll_args=()
-[ -d data ] && coll_args+=(--data data)
-[ $quick = 1 ] && coll_args+=(--max-bytes 16777216)
-scripts/emulated_cluster.sh -n 4 --timeout 500 -- "$PWD/$build/benchmarks/ncclz-collectives-bench" "${coll_args[@]}" \
-  >"$out/collectives.log" 2>&1
-coll_rc=$?
+# Collectives against NCCL on the emulated cluster: 4 ranks on this GPU, sockets, MPS. The default
+# sweep (1 MiB .. 256 MiB, x4) takes about a minute per run.
+perf_args=()
+[ -d data ] && perf_args+=(--data data)
+[ $quick = 1 ] && perf_args+=(-e 16M)
+run_perf() { # NAME ARGS...: one ncclz-perf run: its table in $out/NAME.log, its JSON lines in $out/NAME.jsonl
+  local name=$1
+  shift
+  scripts/emulated_cluster.sh -n 4 --timeout 300 -- "$PWD/$build/benchmarks/ncclz-perf" "${perf_args[@]}" \
+    --json "$out/$name.jsonl" "$@" >"$out/$name.log" 2>&1
+}
+run_perf perf-rel1e-3 -C allreduce,reduce_scatter,allgather,broadcast --rel 1e-3
+perf_rc=$?
+run_perf perf-rel1e-2 -C allreduce --rel 1e-2
+perf_rc=$((perf_rc | $?))
+if python3 -c 'import matplotlib' 2>/dev/null; then
+  python3 benchmarks/plot_perf.py --out "$out" "$out"/perf-rel1e-3.jsonl "$out"/perf-rel1e-2.jsonl >"$out/plot.log" 2>&1
+fi
 
 echo "=== tests (rc=$test_rc)"
 grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" "$out/test.log"
 echo "=== codec benchmark (rc=$bench_rc)"
 tail -60 "$out/bench.log"
-echo "=== collectives on the emulated cluster (rc=$coll_rc)"
-grep -v "^\[" "$out/collectives.log" | tail -40
-exit $(( test_rc != 0 || bench_rc != 0 || coll_rc != 0 ))
+echo "=== ncclz-perf on the emulated cluster, 4 ranks (rc=$perf_rc)"
+for name in perf-rel1e-3 perf-rel1e-2; do
+  grep -v -e "^\[" -e "^emulated_cluster: MPS" "$out/$name.log" | tail -50
+done
+exit $(( test_rc != 0 || bench_rc != 0 || perf_rc != 0 ))

@@ -222,6 +222,13 @@ if ((real_gpus)); then
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     ((gpus < nranks)) && note "warning: $nranks ranks but nvidia-smi lists $gpus GPU(s)"
   fi
+  if ((!socket_mode)); then
+    # NCCL's own transports are the point of this mode: say so when the caller's environment
+    # turns them off.
+    for var in NCCL_P2P_DISABLE NCCL_SHM_DISABLE NCCL_NET NCCL_HOSTID; do
+      [ -n "${!var:-}" ] && note "warning: $var=${!var} is set: NCCL may not use NVLink/P2P in this mode"
+    done
+  fi
 else
   mode="emulated: one node per process, sockets on loopback, MPS $( ((mps_started)) && echo on || echo off)"
 fi
