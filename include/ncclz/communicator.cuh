@@ -26,8 +26,8 @@
 // call for allgather, broadcast and alltoall, twice for a direct allreduce or reduce, once per
 // ring step for the ring (call_info::size_waits and size_wait_ms report them). Those waits watch
 // the communicator, as nccl-tests does: a peer that fails or never arrives turns into
-// ncclz::error after config::timeout, with the communicator aborted (it cannot be used after
-// that), never a hang.
+// ncclz::error after config::timeout, never a hang. Any NCCL failure aborts the communicator
+// (aborted() says so; its owner must not use or destroy it after that).
 #pragma once
 
 #include <cuda_bf16.h>
@@ -78,6 +78,15 @@ struct communicator_config {
   /// benchmark in docs/benchmarks.md. As with NCCL, the ranks must agree on the count for the
   /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
+  /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
+  bool profile_phases = false;
+};
+
+/// GPU-timeline time of one kind of phase of the last call (Communicator::phase_times).
+struct phase_time {
+  const char* phase;  ///< "codec" (range, quantize, encode, decode, reduce), "size exchange",
+                      ///< "host gap" (stream idle while the host reads sizes), "transfer" (payloads)
+  float ms;
 };
 
 template <class Codec, class Schedule = schedule::Auto>
@@ -97,6 +106,7 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator() {
+    for (const phase_mark& m : marks_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(m.event));
     release_device();
     if (reduce_.base) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(reduce_.base));
     if (h_meta_) NCCLZ_CUDA_TRY_NO_THROW(cudaFreeHost(h_meta_));
@@ -123,7 +133,7 @@ class Communicator {
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::allgather, count * sizeof(T));
     if (fall_back<T>("allgather", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(send, recv, count, nccl_type<T>(), comm_, stream));
+      enqueue(ncclAllGather(send, recv, count, nccl_type<T>(), comm_, stream), "ncclAllGather");
       info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
@@ -137,7 +147,7 @@ class Communicator {
       device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
                                            report(), stream);
     }
-    finish_info("allgather", algo, count * sizeof(T));
+    finish_info("allgather", algo, count * sizeof(T), stream);
     info_.bytes_sent += chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
     set_ratio(count * sizeof(T), chunk_size(rank_));
   }
@@ -154,7 +164,7 @@ class Communicator {
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::broadcast, count * sizeof(T));
     if (fall_back<T>("broadcast", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(send, recv, count, nccl_type<T>(), root, comm_, stream));
+      enqueue(ncclBroadcast(send, recv, count, nccl_type<T>(), root, comm_, stream), "ncclBroadcast");
       if (rank_ == root) info_.bytes_sent = count * sizeof(T);
       return;
     }
@@ -167,18 +177,19 @@ class Communicator {
       // Forwarded unchanged down the binomial tree: receive from the parent, then feed the
       // children, largest subtree first (schedule/tree.hpp).
       const int parent = schedule::tree_parent(rank_, nranks_, root);
-      if (parent >= 0) NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(root), chunk_size(root), ncclUint8, parent, comm_, stream));
+      if (parent >= 0) enqueue(ncclRecv(chunk(root), chunk_size(root), ncclUint8, parent, comm_, stream), "ncclRecv");
       for (const int child : schedule::tree_children(rank_, nranks_, root)) {
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(root), chunk_size(root), ncclUint8, child, comm_, stream));
+        enqueue(ncclSend(chunk(root), chunk_size(root), ncclUint8, child, comm_, stream), "ncclSend");
         sent += chunk_size(root);
       }
     } else {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclBroadcast(chunk(root), chunk(root), chunk_size(root), ncclUint8, root, comm_, stream));
+      enqueue(ncclBroadcast(chunk(root), chunk(root), chunk_size(root), ncclUint8, root, comm_, stream), "ncclBroadcast");
       if (rank_ == root) sent = chunk_size(root);
     }
+    mark("transfer", stream);
     reset_report(stream);
     device::detail::launch_decode<Codec>(chunk(root), chunk_size(root), recv, count, report(), stream);
-    finish_info("broadcast", algo, count * sizeof(T));
+    finish_info("broadcast", algo, count * sizeof(T), stream);
     info_.bytes_sent += sent;
     set_ratio(count * sizeof(T), chunk_size(root));
   }
@@ -194,12 +205,12 @@ class Communicator {
     if (overlaps(send, total, recv, total)) detail::throw_invalid(fn, "send and recv overlap");
     const schedule::algorithm algo = algorithm_for(schedule::collective::alltoall, total * sizeof(T));
     if (fall_back<T>("alltoall", total)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      enqueue(ncclGroupStart(), "ncclGroupStart");
       for (int p = 0; p < nranks_; ++p) {
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(send + p * count, count, nccl_type<T>(), p, comm_, stream));
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(recv + p * count, count, nccl_type<T>(), p, comm_, stream));
+        enqueue(ncclSend(send + p * count, count, nccl_type<T>(), p, comm_, stream), "ncclSend");
+        enqueue(ncclRecv(recv + p * count, count, nccl_type<T>(), p, comm_, stream), "ncclRecv");
       }
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      enqueue(ncclGroupEnd(), "ncclGroupEnd");
       info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
@@ -219,14 +230,15 @@ class Communicator {
     }
     if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
     exchange_meta(fn, count, stream);
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    enqueue(ncclGroupStart(), "ncclGroupStart");
     for (int p = 0; p < nranks_; ++p) {
       if (p == rank_) continue;
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream));
+      enqueue(ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream), "ncclSend");
+      enqueue(ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream), "ncclRecv");
       coded += sent_bytes(rank_, p);
     }
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
     if (count) {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + rank_ * count, send + rank_ * count, count * sizeof(T), cudaMemcpyDeviceToDevice,
                                      stream));
@@ -235,7 +247,7 @@ class Communicator {
     for (int p = 0; p < nranks_; ++p) {
       if (p != rank_) device::detail::launch_decode<Codec>(chunk(p), sent_bytes(p, rank_), recv + p * count, count, report(), stream);
     }
-    finish_info("alltoall", algo, total * sizeof(T));
+    finish_info("alltoall", algo, total * sizeof(T), stream);
     info_.bytes_sent += coded;
     set_ratio(count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1), coded);
   }
@@ -252,7 +264,7 @@ class Communicator {
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     const schedule::algorithm algo = algorithm_for(schedule::collective::allreduce, count * sizeof(T));
     if (fall_back<T>("allreduce", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(send, recv, count, nccl_type<T>(), op, comm_, stream));
+      enqueue(ncclAllReduce(send, recv, count, nccl_type<T>(), op, comm_, stream), "ncclAllReduce");
       info_.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1) / static_cast<std::uint64_t>(nranks_);
       return;
     }
@@ -272,7 +284,7 @@ class Communicator {
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce, count * sizeof(T));
     if (fall_back<T>("reduce", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduce(send, recv, count, nccl_type<T>(), op, root, comm_, stream));
+      enqueue(ncclReduce(send, recv, count, nccl_type<T>(), op, root, comm_, stream), "ncclReduce");
       info_.bytes_sent = count * sizeof(T);
       return;
     }
@@ -293,7 +305,7 @@ class Communicator {
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce_scatter, count * sizeof(T));
     if (fall_back<T>("reduce_scatter", count)) {
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), op, comm_, stream));
+      enqueue(ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), op, comm_, stream), "ncclReduceScatter");
       info_.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
@@ -303,10 +315,24 @@ class Communicator {
     ncclz::kernels::dequantize_kernel<T><<<grid_for(recvcount), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
         reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), recvcount, reduce_.step, recv);
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    finish_info("reduce_scatter", algo, count * sizeof(T));
+    finish_info("reduce_scatter", algo, count * sizeof(T), stream);
     info_.error_bound *= red.bound_scale;
     info_.bytes_sent += sent;
     set_ratio(reduce_.coded_input_bytes, reduce_.coded_bytes);
+  }
+
+  /// Time per phase of the last compressed call, summed over its occurrences, in the order the
+  /// phases first occur; empty unless config.profile_phases. Call after check(stream).
+  [[nodiscard]] std::vector<phase_time> phase_times() const {
+    std::vector<phase_time> out;
+    for (std::size_t i = 1; i < marks_used_; ++i) {
+      float ms = 0;
+      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms, marks_[i - 1].event, marks_[i].event));
+      auto it = std::find_if(out.begin(), out.end(), [&](const phase_time& p) { return std::strcmp(p.phase, marks_[i].phase) == 0; });
+      if (it == out.end()) out.push_back({marks_[i].phase, ms});
+      else it->ms += ms;
+    }
+    return out;
   }
 
   /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
@@ -393,12 +419,27 @@ class Communicator {
   /// Zeroes this rank's meta row: sizes of chunks not coded in this call read 0.
   void start_call(cudaStream_t stream) {
     error_bound_ = 0;
+    marks_used_ = 0;
+    mark("start", stream);
     NCCLZ_CUDA_TRY(cudaMemsetAsync(meta_row(rank_), 0, sizeof(std::uint64_t) * (nranks_ + 1), stream));
+  }
+
+  /// Ends the phase running since the last mark (config.profile_phases only).
+  void mark(const char* phase, cudaStream_t stream) {
+    if (!config_.profile_phases) return;
+    if (marks_used_ == marks_.size()) {
+      cudaEvent_t e;
+      NCCLZ_CUDA_TRY(cudaEventCreate(&e));
+      marks_.push_back({e, phase});
+    }
+    marks_[marks_used_].phase = phase;
+    NCCLZ_CUDA_TRY(cudaEventRecord(marks_[marks_used_].event, stream));
+    ++marks_used_;
   }
 
   void merge_range_across_ranks(device::detail::range_keys* range, cudaStream_t stream) {
     // Order keys merge with max: one tiny allreduce gives every rank the global range.
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream));
+    enqueue(ncclAllReduce(range, range, 2, ncclUint64, ncclMax, comm_, stream), "ncclAllReduce");
     range_bytes_sent_ = 2 * sizeof(std::uint64_t);
   }
 
@@ -421,8 +462,9 @@ class Communicator {
   void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream) {
     std::uint64_t* row = h_meta_ + static_cast<std::size_t>(rank_) * (nranks_ + 1);
     row[0] = count;
+    mark("codec", stream);
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclAllGather(meta_row(rank_), meta(), nranks_ + 1, ncclUint64, comm_, stream));
+    enqueue(ncclAllGather(meta_row(rank_), meta(), nranks_ + 1, ncclUint64, comm_, stream), "ncclAllGather");
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), sizeof(std::uint64_t) * meta_words(), cudaMemcpyDeviceToHost, stream));
     double* h_bound = reinterpret_cast<double*>(reinterpret_cast<std::byte*>(h_meta_) + meta_bytes());
     *h_bound = 0;
@@ -444,18 +486,21 @@ class Communicator {
   /// Sends this rank's one chunk to every peer (root < 0) or to the root only, and receives
   /// theirs where they are needed; sizes from the last exchange_meta.
   void exchange_chunks(cudaStream_t stream, int root) {
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+    enqueue(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < nranks_; ++peer) {
       if (peer == rank_) continue;
-      if (root < 0 || peer == root) NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream));
-      if (root < 0 || rank_ == root) NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream));
+      if (root < 0 || peer == root) enqueue(ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream), "ncclSend");
+      if (root < 0 || rank_ == root) enqueue(ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream), "ncclRecv");
     }
-    NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+    enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
   }
 
   void timed_wait(const char* fn, cudaStream_t stream) {
+    mark("size exchange", stream);
     const auto start = std::chrono::steady_clock::now();
     wait(fn, stream);
+    mark("host gap", stream);
     size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ++size_waits_;
   }
@@ -484,6 +529,17 @@ class Communicator {
     }
   }
 
+  /// Finishes an NCCL call of a collective (waiting out ncclInProgress on a non-blocking
+  /// communicator, within config::timeout); any failure aborts the communicator and throws.
+  void enqueue(ncclResult_t result, const char* call) {
+    try {
+      detail::nccl_wait(comm_, result, call, config_.timeout);
+    } catch (...) {
+      abort_comm();
+      throw;
+    }
+  }
+
   void abort_comm() noexcept {
     ncclCommAbort(comm_);
     aborted_ = true;
@@ -494,7 +550,8 @@ class Communicator {
   }
 
   /// Fills info_ for a compressed call and resets the per-call counters.
-  void finish_info(const char* collective, schedule::algorithm algo, std::uint64_t input_bytes) {
+  void finish_info(const char* collective, schedule::algorithm algo, std::uint64_t input_bytes, cudaStream_t stream) {
+    mark("codec", stream);
     info_ = call_info{};
     info_.collective = collective;
     info_.schedule = schedule::name(algo);
@@ -683,7 +740,7 @@ class Communicator {
         device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
       }
     }
-    finish_info(collective, algo, count * sizeof(T));
+    finish_info(collective, algo, count * sizeof(T), stream);
     info_.error_bound *= red.bound_scale;
     const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(nranks_ - 1) : (rank_ == root ? 0u : 1u);
     info_.bytes_sent += sent + chunk_size(rank_) * peers;
@@ -727,14 +784,15 @@ class Communicator {
       if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
       exchange_meta(fn, count, stream);
       std::uint64_t sent = 0;
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
+      enqueue(ncclGroupStart(), "ncclGroupStart");
       for (int p = 0; p < nranks_; ++p) {
         if (p == rank_) continue;
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream));
-        NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream));
+        enqueue(ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream), "ncclSend");
+        enqueue(ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream), "ncclRecv");
         sent += sent_bytes(rank_, p);
       }
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      enqueue(ncclGroupEnd(), "ncclGroupEnd");
+      mark("transfer", stream);
       reduce_.coded_bytes = sent;
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes + mine.first, mine.count * sizeof(std::int32_t),
                                      cudaMemcpyDeviceToDevice, stream));
@@ -763,20 +821,22 @@ class Communicator {
         encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, stream);
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(reduce_.sizes, 1, ncclUint64, st.send_peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(reduce_.sizes + 1, 1, ncclUint64, st.recv_peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      mark("codec", stream);
+      enqueue(ncclGroupStart(), "ncclGroupStart");
+      enqueue(ncclSend(reduce_.sizes, 1, ncclUint64, st.send_peer, comm_, stream), "ncclSend");
+      enqueue(ncclRecv(reduce_.sizes + 1, 1, ncclUint64, st.recv_peer, comm_, stream), "ncclRecv");
+      enqueue(ncclGroupEnd(), "ncclGroupEnd");
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, reduce_.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, stream));
       timed_wait(fn, stream);
       const std::uint64_t send_bytes = h_meta_[0], recv_bytes = h_meta_[1];
       std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's code bound
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupStart());
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclRecv(recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream));
-      NCCLZ_NCCL_TRY_COMM(comm_, ncclGroupEnd());
+      enqueue(ncclGroupStart(), "ncclGroupStart");
+      enqueue(ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, comm_, stream), "ncclSend");
+      enqueue(ncclRecv(recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream), "ncclRecv");
+      enqueue(ncclGroupEnd(), "ncclGroupEnd");
+      mark("transfer", stream);
       sent += send_bytes + sizeof(std::uint64_t);
       reduce_.coded_bytes += send_bytes;
       reduce_.coded_input_bytes += out.count * sizeof(T);
@@ -798,6 +858,12 @@ class Communicator {
   double error_bound_ = 0, size_wait_ms_ = 0;
   int size_waits_ = 0;
   bool aborted_ = false;  // a failed peer made wait() abort the communicator
+  struct phase_mark {
+    cudaEvent_t event;
+    const char* phase;  // the phase that ends at this event
+  };
+  std::vector<phase_mark> marks_;
+  std::size_t marks_used_ = 0;
   call_info info_;
   reduce_buffers reduce_;
 };

@@ -334,7 +334,9 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   const std::vector<float> input = input_of<float>(seed, me, count);
   device_array<float> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  ncclz::Communicator<RelFL> comm(cc.comm(), compress_always());
+  ncclz::communicator_config config = compress_always();
+  config.profile_phases = true;
+  ncclz::Communicator<RelFL> comm(cc.comm(), config);
   auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
   const float nccl_ms = median_ms([&] {
     cc.check(ncclAllReduce(d_send.ptr, d_recv.ptr, count, ncclFloat, ncclSum, cc.comm(), stream), "ncclAllReduce");
@@ -344,6 +346,9 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
     std::printf("TIMING allreduce %zu MiB, %d ranks, REL %.0e: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, host waits %.2f ms\n",
                 count * sizeof(float) >> 20, cc.nranks(), rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio,
                 comm.last_call().size_wait_ms);
+    std::printf("  phases of the last call on rank 0:");
+    for (const ncclz::phase_time& p : comm.phase_times()) std::printf("  %s %.2f ms", p.phase, p.ms);
+    std::printf("\n");
   }
 }
 
