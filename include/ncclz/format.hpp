@@ -10,12 +10,18 @@
 #include <cstdint>
 #include <type_traits>
 
+// The 16-bit element types. Their conversions to and from float work in host code too (g++ or
+// nvcc); ncclz calls only the conversion functions, so it also builds with
+// __CUDA_NO_HALF_CONVERSIONS__ / __CUDA_NO_HALF_OPERATORS__ defined (as PyTorch builds do).
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include "ncclz/detail/config.hpp"
 
 namespace ncclz {
 
 /// Element types a chunk can hold (the dtype byte of the header).
-enum class dtype : std::uint8_t { f32 = 1, f64 = 2 };
+enum class dtype : std::uint8_t { f32 = 1, f64 = 2, f16 = 3, bf16 = 4 };
 
 /// Which quantizer produced the codes (the quantizer byte of the header).
 enum class quantizer_id : std::uint8_t { abs = 1, rel = 2, user = 128 };
@@ -30,14 +36,43 @@ enum class tile_mode : std::uint8_t {
 };
 
 template <class T>
-inline constexpr bool is_supported_value_type_v =
-    std::is_same_v<T, float> || std::is_same_v<T, double>;
+inline constexpr bool is_supported_value_type_v = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                                  std::is_same_v<T, __half> || std::is_same_v<T, __nv_bfloat16>;
 
 template <class T>
 constexpr dtype dtype_of() {
-  static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float and double");
+  static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float, double, __half and __nv_bfloat16");
   if constexpr (std::is_same_v<T, float>) return dtype::f32;
-  else return dtype::f64;
+  else if constexpr (std::is_same_v<T, double>) return dtype::f64;
+  else if constexpr (std::is_same_v<T, __half>) return dtype::f16;
+  else return dtype::bf16;
+}
+
+/// Whether a header's dtype byte names an element type this build reads.
+NCCLZ_HOST_DEVICE constexpr bool is_known_dtype(std::uint8_t v) {
+  return v == static_cast<std::uint8_t>(dtype::f32) || v == static_cast<std::uint8_t>(dtype::f64) ||
+         v == static_cast<std::uint8_t>(dtype::f16) || v == static_cast<std::uint8_t>(dtype::bf16);
+}
+
+/// The type the quantizer computes in: the element type itself for float and double; float for the
+/// 16-bit types, which hold every one of their values exactly in a float but not a code of 2^30.
+template <class T>
+using compute_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// x widened to the compute type (exact).
+template <class T>
+NCCLZ_HOST_DEVICE inline compute_t<T> to_compute(T x) {
+  if constexpr (std::is_same_v<T, __half>) return __half2float(x);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __bfloat162float(x);
+  else return x;
+}
+
+/// v rounded to the element type, to nearest even (once: float -> half directly, no detour).
+template <class T>
+NCCLZ_HOST_DEVICE inline T from_compute(compute_t<T> v) {
+  if constexpr (std::is_same_v<T, __half>) return __float2half_rn(v);
+  else if constexpr (std::is_same_v<T, __nv_bfloat16>) return __float2bfloat16_rn(v);
+  else return v;
 }
 
 namespace format {

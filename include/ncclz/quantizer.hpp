@@ -3,10 +3,13 @@
 //   using Q = ncclz::Quantizer<ncclz::RelBound>;   // or ncclz::Quantizer<ncclz::AbsBound>
 //
 // A code is q = rint(x / step) with step = 2 * eb, so |x - q * step| <= eb. The quantizer checks
-// that inequality for every value, in the arithmetic the decoder will use; a value that fails it
-// (NaN, +-Inf, |x| / step >= 2^30, or a rounding case at the edge) is an *outlier* and is carried
-// bit for bit beside the codes, never clipped. Host and device run this same code, so a stream
-// made on either side decodes identically on the other.
+// that inequality for every value, on the value the decoder will write (q * step rounded to the
+// element type); a value that fails it (NaN, +-Inf, |x| / step >= 2^30, or a rounding case at the
+// edge) is an *outlier* and is carried bit for bit beside the codes, never clipped. Host and
+// device run this same code, so a stream made on either side decodes identically on the other.
+//
+// __half and __nv_bfloat16 are quantized in float (compute_t<T>): a 16-bit type cannot hold a
+// code near 2^30, and float holds each of their values exactly.
 #pragma once
 
 #include <cmath>
@@ -19,14 +22,14 @@
 
 namespace ncclz {
 
-/// The smallest and largest finite values of an input (NaN and +-Inf are left out). An input
-/// without a finite value has lo = +inf, hi = -inf.
+/// The smallest and largest finite values of an input of T (NaN and +-Inf are left out), held in
+/// the compute type. An input without a finite value has lo = +inf, hi = -inf.
 template <class T>
 struct value_range {
-  T lo;
-  T hi;
+  compute_t<T> lo;
+  compute_t<T> hi;
   NCCLZ_HOST_DEVICE static constexpr value_range empty() {
-    return {std::numeric_limits<T>::infinity(), -std::numeric_limits<T>::infinity()};
+    return {std::numeric_limits<compute_t<T>>::infinity(), -std::numeric_limits<compute_t<T>>::infinity()};
   }
   NCCLZ_HOST_DEVICE constexpr value_range merge(value_range o) const {
     return {o.lo < lo ? o.lo : lo, o.hi > hi ? o.hi : hi};
@@ -34,13 +37,14 @@ struct value_range {
   NCCLZ_HOST_DEVICE constexpr bool has_finite() const { return lo <= hi; }
 };
 
-/// What the quantizer applies to one chunk; computed once (on the device for RelBound).
+/// What the quantizer applies to one chunk; computed once (on the device for RelBound). The
+/// fields are of the compute type (float for the 16-bit element types).
 template <class T>
 struct quant_params {
-  T step;              ///< code unit
-  T inv_step;          ///< 1 / step, rounded; 0 when the bound is out of the type's reach (every code is 0)
-  T max_error;         ///< the largest error the element-type check accepts (strictly below error_bound)
-  T code_limit;        ///< codes stay strictly inside (-code_limit, code_limit); at most 2^30
+  compute_t<T> step;        ///< code unit
+  compute_t<T> inv_step;    ///< 1 / step, rounded; 0 when the bound is out of the type's reach (every code is 0)
+  compute_t<T> max_error;   ///< the largest error the compute-type check accepts (strictly below error_bound)
+  compute_t<T> code_limit;  ///< codes stay strictly inside (-code_limit, code_limit); at most 2^30
   double error_bound;  ///< the absolute bound every decoded value keeps
   double bound;        ///< what the caller asked for
 };
@@ -72,19 +76,29 @@ NCCLZ_HOST_DEVICE inline T round_half_even(T v) {
 
 /// Turns an absolute bound into a step. `lossless_scale` is used when eb == 0: a step for which
 /// the one finite value there is (a constant input) is a code, so constants stay exact.
-template <class T>
-NCCLZ_HOST_DEVICE inline quant_params<T> params_for(double eb, double bound, double lossless_scale) {
-  quant_params<T> p{};
+template <class E>
+NCCLZ_HOST_DEVICE inline quant_params<E> params_for(double eb, double bound, double lossless_scale) {
+  using T = compute_t<E>;
+  quant_params<E> p{};
   p.error_bound = eb;
   p.bound = bound;
   p.code_limit = static_cast<T>(format::kMaxCodeMagnitude);
-  const double step = eb > 0.0 ? 2.0 * eb : (lossless_scale != 0.0 ? fabs(lossless_scale) : 1.0);
+  double step = eb > 0.0 ? 2.0 * eb : (lossless_scale != 0.0 ? fabs(lossless_scale) : 1.0);
+  if constexpr (sizeof(E) == 2) {
+    // A 16-bit value has so few digits that q * step, rounded to it, would often miss x by more
+    // than eb when step is a few of its spacings (up to a third of a binade became outliers). A
+    // power-of-two step below 2 * eb (1 bit a value more at worst) lines codes up with the
+    // values: q * step is a value of the type where codes are coarser than its spacing, x is a
+    // code where they are finer, and a half step stays below eb (no ties at the threshold).
+    if (eb > 0.0 && step <= 1.7976931348623157e308) step = ldexp(1.0, ilogb(nextafter(step, 0.0)));
+  }
   p.step = static_cast<T>(step);
   const bool usable = p.step > T(0) && p.step <= std::numeric_limits<T>::max();
   p.inv_step = usable ? T(1) / p.step : T(0);
-  // The quantizer checks |x - q*step| in the element type. That subtraction is exact whenever the
-  // check can pass (x and q*step are within a factor of 2, Sterbenz), and where it is not, a
-  // threshold one value below eb rounded down keeps the true error within eb.
+  // The quantizer checks |x - y| in the compute type, y the decoded value. Rounding to nearest is
+  // monotone, so a computed error at most one value below eb-rounded-down means the true error is
+  // at most eb-rounded-down, whether the subtraction was exact (Sterbenz, for float and double)
+  // or not (a 16-bit x and a y far apart).
   T below = static_cast<T>(eb);
   if (static_cast<double>(below) > eb) below = next_toward_zero(below);
   p.max_error = below > T(0) ? next_toward_zero(below) : T(0);
@@ -138,18 +152,24 @@ struct Quantizer {
   /// Writes the code of x to q and returns true, or returns false for an outlier.
   template <class T>
   NCCLZ_HOST_DEVICE static bool quantize(T x, const quant_params<T>& p, std::int32_t& q) {
-    const T rounded = detail::round_half_even(detail::mul_rn(x, p.inv_step));
+    using C = compute_t<T>;
+    const C v = to_compute(x);
+    const C rounded = detail::round_half_even(detail::mul_rn(v, p.inv_step));
     if (!(rounded < p.code_limit && rounded > -p.code_limit)) return false;  // NaN too
-    const T err = x - detail::mul_rn(rounded, p.step);  // rounded == T(q) exactly: this is x - dequantize(q)
-    if (!(err <= p.max_error && -err <= p.max_error)) return false;
+    // rounded == C(q) exactly, so this is the value dequantize(q) writes, rounded to T (an
+    // identity for float and double): the bound is checked on what the decoder produces.
+    const C decoded = to_compute(from_compute<T>(detail::mul_rn(rounded, p.step)));
+    const C err = v - decoded;
+    if (!(err <= p.max_error && -err <= p.max_error)) return false;  // an Inf decoded value too
     q = static_cast<std::int32_t>(rounded);
     return true;
   }
 
-  /// q * step in the element type. Codes come from rounded values of T, so T(q) is exact.
+  /// q * step in the compute type, rounded once to T. Codes come from rounded values of the
+  /// compute type, so its q is exact.
   template <class T>
   NCCLZ_HOST_DEVICE static T dequantize(std::int32_t q, const quant_params<T>& p) {
-    return detail::mul_rn(static_cast<T>(q), p.step);
+    return from_compute<T>(detail::mul_rn(static_cast<compute_t<T>>(q), p.step));
   }
 };
 

@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
-# expect_compile_error.sh CXX INCLUDE_DIR SOURCE EXPECTED_TEXT
+# expect_compile_error.sh CXX INCLUDE_DIR SOURCE EXPECTED_TEXT [MORE_INCLUDE_DIRS...]
 # Passes when SOURCE fails to compile and the compiler's message contains EXPECTED_TEXT.
 set -u
 cxx=$1 inc=$2 src=$3 expected=$4
-out=$("$cxx" -std=c++20 -fsyntax-only -I"$inc" "$src" 2>&1)
+shift 4
+more=()
+for dir in "$@"; do more+=("-I$dir"); done
+out=$("$cxx" -std=c++20 -fsyntax-only -I"$inc" "${more[@]}" "$src" 2>&1)
 if [ $? -eq 0 ]; then
   echo "FAIL: $src compiled, but it must not"
   exit 1

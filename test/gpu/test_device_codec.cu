@@ -5,6 +5,8 @@
 #include <ncclz/host/reference_codec.hpp>
 #include <ncclz/ncclz.cuh>
 
+#include "../host/test_support.hpp"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -24,10 +26,10 @@ struct device_buffer {
   device_buffer& operator=(const device_buffer&) = delete;
 };
 
-std::uint64_t fresh_seed() {
-  static std::random_device rd;
-  return (std::uint64_t{rd()} << 32) | rd();
-}
+using ncclz_test::fresh_seed;
+using ncclz_test::from_double;
+using ncclz_test::limits;
+using ncclz_test::to_double;
 
 enum class shape { smooth, noisy, constant, spiky, special, overflow };
 
@@ -53,18 +55,18 @@ std::vector<T> make_input(shape s, std::size_t n, std::mt19937_64& rng) {
   for (std::size_t i = 0; i < n; ++i) {
     walk += 0.01 * normal(rng);
     switch (s) {
-      case shape::smooth: v[i] = T(100 * std::sin(i * 1e-3 + phase) + walk); break;
-      case shape::noisy: v[i] = T(uniform(rng)); break;
-      case shape::constant: v[i] = T(3.25 + phase); break;
-      case shape::spiky: v[i] = T(std::sin(i * 1e-2) + (rng() % 997 == 0 ? 1e4 * uniform(rng) : 0.0)); break;
-      case shape::special: v[i] = T(std::sin(i * 1e-2) + walk); break;
-      case shape::overflow: v[i] = T(1e12 * uniform(rng)); break;
+      case shape::smooth: v[i] = from_double<T>(100 * std::sin(i * 1e-3 + phase) + walk); break;
+      case shape::noisy: v[i] = from_double<T>(uniform(rng)); break;
+      case shape::constant: v[i] = from_double<T>(3.25 + phase); break;
+      case shape::spiky: v[i] = from_double<T>(std::sin(i * 1e-2) + (rng() % 997 == 0 ? 1e4 * uniform(rng) : 0.0)); break;
+      case shape::special: v[i] = from_double<T>(std::sin(i * 1e-2) + walk); break;
+      case shape::overflow: v[i] = from_double<T>(1e12 * uniform(rng)); break;  // Inf for __half
     }
   }
   if (s == shape::special) {
     for (std::size_t i = 0; i < n; i += 1 + rng() % 300) {
       const int k = static_cast<int>(rng() % 3);
-      v[i] = k == 0 ? std::numeric_limits<T>::quiet_NaN() : (k == 1 ? std::numeric_limits<T>::infinity() : -std::numeric_limits<T>::infinity());
+      v[i] = k == 0 ? limits<T>::quiet_NaN() : (k == 1 ? limits<T>::infinity() : from_double<T>(-to_double(limits<T>::infinity())));
     }
   }
   return v;
@@ -76,10 +78,11 @@ void require_within_bound(const std::vector<T>& in, const std::vector<T>& out, d
   double max_err = 0;
   for (std::size_t i = 0; i < in.size(); ++i) {
     bool ok;
-    if (std::isnan(in[i])) ok = std::isnan(out[i]);
-    else if (std::isinf(in[i])) ok = out[i] == in[i];
+    const double x = to_double(in[i]), y = to_double(out[i]);
+    if (std::isnan(x)) ok = std::isnan(y);
+    else if (std::isinf(x)) ok = y == x;
     else {
-      const double err = std::fabs(static_cast<double>(in[i]) - static_cast<double>(out[i]));
+      const double err = std::fabs(x - y);
       ok = err <= eb;  // also false for a NaN out
       if (err > max_err) max_err = err;
     }
@@ -150,8 +153,11 @@ using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCod
 }  // namespace
 
 TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][codec]", (combo<RelFL, float>),
-                   (combo<RelFL, double>), (combo<AbsFL, float>), (combo<AbsFL, double>), (combo<RelRaw, float>),
-                   (combo<RelRaw, double>), (combo<AbsRaw, float>), (combo<AbsRaw, double>)) {
+                   (combo<RelFL, double>), (combo<RelFL, __half>), (combo<RelFL, __nv_bfloat16>), (combo<AbsFL, float>),
+                   (combo<AbsFL, double>), (combo<AbsFL, __half>), (combo<AbsFL, __nv_bfloat16>), (combo<RelRaw, float>),
+                   (combo<RelRaw, double>), (combo<RelRaw, __half>), (combo<RelRaw, __nv_bfloat16>),
+                   (combo<AbsRaw, float>), (combo<AbsRaw, double>), (combo<AbsRaw, __half>),
+                   (combo<AbsRaw, __nv_bfloat16>)) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -188,29 +194,30 @@ TEST_CASE("device codec round-trips an input over 1 GiB within the bound", "[gpu
   require_device_matches_host<RelFL>(in, 1e-3);
 }
 
-TEST_CASE("device codec reads inputs at any element-aligned address", "[gpu][codec]") {
+TEMPLATE_TEST_CASE("device codec reads inputs at any element-aligned address", "[gpu][codec]", float, __half) {
+  using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
-  const std::vector<float> in = make_input<float>(shape::smooth, 100003, rng);
-  device_buffer<float> d_in(in.size());
+  const std::vector<T> in = make_input<T>(shape::smooth, 100003, rng);
+  device_buffer<T> d_in(in.size());
   upload(d_in.ptr, in);
-  ncclz::Compressor<RelFL, float> codec(in.size());
-  const std::size_t cap = ncclz::max_compressed_bytes<float>(in.size());
+  ncclz::Compressor<RelFL, T> codec(in.size());
+  const std::size_t cap = ncclz::max_compressed_bytes<T>(in.size());
   device_buffer<std::byte> d_chunk(cap);
   for (const std::size_t offset : {1, 3, 5}) {
     CAPTURE(offset);
-    const std::vector<float> part(in.begin() + offset, in.end());
-    const std::vector<std::byte> host_chunk = ncclz::host::compress<RelFL>(std::span<const float>(part), 1e-3);
+    const std::vector<T> part(in.begin() + offset, in.end());
+    const std::vector<std::byte> host_chunk = ncclz::host::compress<RelFL>(std::span<const T>(part), 1e-3);
     codec.compress(d_in.ptr + offset, part.size(), d_chunk.ptr, cap, 1e-3);
     REQUIRE(codec.compressed_bytes() == host_chunk.size());
     REQUIRE(download(d_chunk.ptr, host_chunk.size()) == host_chunk);
-    device_buffer<float> d_out(part.size() + 1);
+    device_buffer<T> d_out(part.size() + 1);
     codec.decompress(d_chunk.ptr, cap, d_out.ptr + 1, part.size());  // misaligned output too
     codec.check();
     require_within_bound(part, download(d_out.ptr + 1, part.size()), error_bound_of(host_chunk));
   }
-  const auto* byte_misaligned = reinterpret_cast<const float*>(reinterpret_cast<const char*>(d_in.ptr) + 2);
+  const auto* byte_misaligned = reinterpret_cast<const T*>(reinterpret_cast<const char*>(d_in.ptr) + 1);
   REQUIRE_THROWS_AS(codec.compress(byte_misaligned, 10, d_chunk.ptr, cap, 1e-3), ncclz::invalid_argument);
   REQUIRE_THROWS_AS(codec.compress(d_in.ptr, 10, d_chunk.ptr + 4, cap - 4, 1e-3), ncclz::invalid_argument);
 }
@@ -280,9 +287,24 @@ TEST_CASE("device decoder reports corrupted and mismatched chunks", "[gpu][codec
   REQUIRE_NOTHROW(codec.check());
   require_within_bound(in, download(d_out.ptr, in.size()), header.error_bound);
 
-  // A float chunk is not a double chunk.
+  // A float chunk is not a double chunk, nor a 16-bit one; an f16 chunk is not a bf16 one.
   ncclz::Compressor<RelFL, double> wrong_type(in.size());
   device_buffer<double> d_out64(in.size());
   wrong_type.decompress(d_chunk.ptr, good.size(), d_out64.ptr, in.size());
   REQUIRE_THROWS_AS(wrong_type.check(), ncclz::format_error);
+  ncclz::Compressor<RelFL, __half> as_f16(in.size());
+  device_buffer<__half> d_out16(in.size());
+  as_f16.decompress(d_chunk.ptr, good.size(), d_out16.ptr, in.size());
+  REQUIRE_THROWS_AS(as_f16.check(), ncclz::format_error);
+  std::vector<__half> in16(in.size());
+  for (std::size_t i = 0; i < in.size(); ++i) in16[i] = from_double<__half>(in[i]);
+  const std::vector<std::byte> chunk16 = ncclz::host::compress<RelFL>(std::span<const __half>(in16), 1e-3);
+  device_buffer<std::byte> d_chunk16(chunk16.size());
+  upload(d_chunk16.ptr, chunk16);
+  ncclz::Compressor<RelFL, __nv_bfloat16> as_bf16(in.size());
+  device_buffer<__nv_bfloat16> d_out_bf16(in.size());
+  as_bf16.decompress(d_chunk16.ptr, chunk16.size(), d_out_bf16.ptr, in.size());
+  REQUIRE_THROWS_AS(as_bf16.check(), ncclz::format_error);
+  as_f16.decompress(d_chunk16.ptr, chunk16.size(), d_out16.ptr, in.size());
+  REQUIRE_NOTHROW(as_f16.check());
 }

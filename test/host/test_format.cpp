@@ -41,6 +41,8 @@ using bytes = std::vector<std::byte>;
 constexpr std::uint64_t kHeader = sizeof(fmt::chunk_header);
 
 using ncclz_test::fresh_seed;
+using ncclz_test::from_double;
+using ncclz_test::limits;
 
 template <class V>
 V load(const bytes& b, std::uint64_t at) {
@@ -61,17 +63,17 @@ std::vector<T> mixed_input(std::size_t n, std::mt19937_64& g) {
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::vector<T> v(n);
   const double phase = 6.28 * u(g);
-  for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<T>(std::sin(phase + 1e-3 * static_cast<double>(i)));
+  for (std::size_t i = 0; i < n; ++i) v[i] = from_double<T>(std::sin(phase + 1e-3 * static_cast<double>(i)));
   for (std::size_t i = 0; i < std::min<std::size_t>(n, fmt::kTileElements); ++i) {
     const double r = u(g);
-    if (r < 0.005) v[i] = std::numeric_limits<T>::quiet_NaN();
-    else if (r < 0.01) v[i] = std::numeric_limits<T>::infinity();
-    else if (r < 0.015) v[i] = static_cast<T>(1e30 * u(g));
+    if (r < 0.005) v[i] = limits<T>::quiet_NaN();
+    else if (r < 0.01) v[i] = limits<T>::infinity();
+    else if (r < 0.015) v[i] = from_double<T>(1e30 * u(g));  // Inf for __half
   }
-  // Every value of tile 1 is an outlier (random mantissas far past 2^30 steps, some NaN): the
-  // coder must store the tile raw.
+  // Every value of tile 1 is an outlier (random mantissas far past 2^30 steps, some NaN; Inf
+  // for __half): the coder must store the tile raw.
   for (std::size_t i = fmt::kTileElements; i < std::min<std::size_t>(n, 2 * fmt::kTileElements); ++i) {
-    v[i] = u(g) < 0.01 ? std::numeric_limits<T>::quiet_NaN() : static_cast<T>((u(g) < 0.5 ? -1e12 : 1e12) * (1.0 + u(g)));
+    v[i] = u(g) < 0.01 ? limits<T>::quiet_NaN() : from_double<T>((u(g) < 0.5 ? -1e12 : 1e12) * (1.0 + u(g)));
   }
   return v;
 }
@@ -227,7 +229,7 @@ TEST_CASE("format: fixed_tile_layout_of aligns every part and wastes no more tha
   }
 }
 
-TEMPLATE_TEST_CASE("format: max_chunk_bytes is the size of an all-raw stream", "[format]", float, double) {
+TEMPLATE_TEST_CASE("format: max_chunk_bytes is the size of an all-raw stream", "[format]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -252,7 +254,7 @@ TEMPLATE_TEST_CASE("format: max_chunk_bytes is the size of an all-raw stream", "
   }
 }
 
-TEMPLATE_TEST_CASE("format: every truncation of a stream is a format_error", "[format][truncation]", float, double) {
+TEMPLATE_TEST_CASE("format: every truncation of a stream is a format_error", "[format][truncation]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -305,7 +307,7 @@ TEMPLATE_TEST_CASE("format: every truncation of a stream is a format_error", "[f
 }
 
 TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the field", "[format][corruption]", float,
-                   double) {
+                   double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -328,13 +330,16 @@ TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the fi
     CAPTURE(version);
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(4, version), n, "version");
   }
-  for (const std::uint8_t dtype : {0, 3, 255}) {
+  for (const std::uint8_t dtype : {0, 5, 255}) {
     CAPTURE(dtype);
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(5, dtype), n, "dtype");
   }
-  {  // the other (valid) dtype: the stream no longer matches the output
-    const std::uint8_t other = std::is_same_v<T, float> ? 2 : 1;
-    REQUIRE_FORMAT_ERROR(AbsFixed, T, with(5, other), n, std::is_same_v<T, float> ? "f64" : "f32");
+  for (const ncclz::dtype other : {ncclz::dtype::f32, ncclz::dtype::f64, ncclz::dtype::f16, ncclz::dtype::bf16}) {
+    // another valid dtype: the stream no longer matches the output
+    if (other == ncclz::dtype_of<T>()) continue;
+    const auto id = static_cast<std::uint8_t>(other);
+    CAPTURE(static_cast<int>(id));
+    REQUIRE_FORMAT_ERROR(AbsFixed, T, with(5, id), n, ncclz::detail::dtype_name(id));
   }
   for (const std::uint8_t quantizer : {0, 2, 128, 255}) {
     CAPTURE(quantizer);
@@ -392,7 +397,7 @@ TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the fi
   }
 }
 
-TEMPLATE_TEST_CASE("format: a corrupt tile table or tile is a format_error", "[format][corruption]", float, double) {
+TEMPLATE_TEST_CASE("format: a corrupt tile table or tile is a format_error", "[format][corruption]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -511,7 +516,7 @@ TEMPLATE_TEST_CASE("format: a corrupt tile table or tile is a format_error", "[f
 }
 
 TEMPLATE_TEST_CASE("format: random byte flips decode or fail with format_error, never crash", "[format][fuzz]", float,
-                   double) {
+                   double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);

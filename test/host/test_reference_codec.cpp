@@ -1,5 +1,6 @@
 // Host tests of the reference codec (ncclz/host/reference_codec.hpp): round trips of every
-// built-in codec over float and double, compression-ratio properties, and argument checks.
+// built-in codec over float, double, __half and __nv_bfloat16, compression-ratio properties, and
+// argument checks.
 //
 // Random inputs are fresh on every run; each test case prints its seed on failure. Rerun a
 // failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again.
@@ -41,29 +42,35 @@ struct Case {
 };
 using AbsFixedF32 = Case<AbsFixed, float>;
 using AbsFixedF64 = Case<AbsFixed, double>;
+using AbsFixedF16 = Case<AbsFixed, __half>;
+using AbsFixedBF16 = Case<AbsFixed, __nv_bfloat16>;
 using RelFixedF32 = Case<RelFixed, float>;
 using RelFixedF64 = Case<RelFixed, double>;
+using RelFixedF16 = Case<RelFixed, __half>;
+using RelFixedBF16 = Case<RelFixed, __nv_bfloat16>;
 using AbsRawF32 = Case<AbsRaw, float>;
 using AbsRawF64 = Case<AbsRaw, double>;
+using AbsRawF16 = Case<AbsRaw, __half>;
+using AbsRawBF16 = Case<AbsRaw, __nv_bfloat16>;
 using RelRawF32 = Case<RelRaw, float>;
 using RelRawF64 = Case<RelRaw, double>;
+using RelRawF16 = Case<RelRaw, __half>;
+using RelRawBF16 = Case<RelRaw, __nv_bfloat16>;
 
 using ncclz_test::fresh_seed;
 
 using ncclz_test::bits_of;
 using ncclz_test::bits_t;
-template <class T>
-T from_bits(bits_t<T> b) {
-  T x;
-  std::memcpy(&x, &b, sizeof x);
-  return x;
-}
+using ncclz_test::from_bits;
+using ncclz_test::from_double;
+using ncclz_test::limits;
+using ncclz_test::to_double;
 
 /// A NaN with a random sign and payload (quiet or signalling): outliers must keep all of it.
 template <class T>
 T random_nan(std::mt19937_64& g) {
   using B = bits_t<T>;
-  constexpr int mantissa = std::numeric_limits<T>::digits - 1;
+  constexpr int mantissa = limits<T>::digits - 1;
   constexpr B exponent = ((B{1} << (sizeof(T) * 8 - 1 - mantissa)) - 1) << mantissa;
   B m = static_cast<B>(g()) & ((B{1} << mantissa) - 1);
   if (m == 0) m = 1;
@@ -111,27 +118,27 @@ std::vector<T> smooth(std::size_t n, double amplitude, std::mt19937_64& g) {
     w += walk(g);
     double s = offset + w;
     for (int k = 0; k < 3; ++k) s += amp[k] * std::sin(freq[k] * static_cast<double>(i) + phase[k]);
-    v[i] = static_cast<T>(s);
+    v[i] = from_double<T>(s);
   }
   return v;
 }
 
 template <class T>
 std::vector<T> make_input(input kind, std::size_t n, double amplitude, std::mt19937_64& g) {
-  using L = std::numeric_limits<T>;
+  using L = limits<T>;
   std::uniform_real_distribution<double> u(0.0, 1.0);
   std::vector<T> v;
   switch (kind) {
     case input::smooth: return smooth<T>(n, amplitude, g);
     case input::noisy:
       v.resize(n);
-      for (auto& x : v) x = static_cast<T>(amplitude * (2.0 * u(g) - 1.0));
+      for (auto& x : v) x = from_double<T>(amplitude * (2.0 * u(g) - 1.0));
       return v;
-    case input::constant: v.assign(n, static_cast<T>(amplitude * (u(g) < 0.5 ? -1.0 : 1.0) * (0.5 + u(g)))); return v;
+    case input::constant: v.assign(n, from_double<T>(amplitude * (u(g) < 0.5 ? -1.0 : 1.0) * (0.5 + u(g)))); return v;
     case input::spiky:
       v = smooth<T>(n, amplitude, g);
       for (auto& x : v) {
-        if (u(g) < 1e-3) x = static_cast<T>(static_cast<double>(x) + amplitude * 1e6 * (u(g) < 0.5 ? -1.0 : 1.0));
+        if (u(g) < 1e-3) x = from_double<T>(to_double(x) + amplitude * 1e6 * (u(g) < 0.5 ? -1.0 : 1.0));
       }
       return v;
     case input::nonfinite:
@@ -148,7 +155,7 @@ std::vector<T> make_input(input kind, std::size_t n, double amplitude, std::mt19
       for (auto& x : v) {
         // Mostly values near 1e30 (far past 2^30 steps of any small bound), some small ones.
         const double s = u(g) < 0.5 ? -1.0 : 1.0;
-        x = static_cast<T>(u(g) < 0.9 ? s * 1e30 * (1.0 + 9.0 * u(g)) : s * u(g));
+        x = from_double<T>(u(g) < 0.9 ? s * 1e30 * (1.0 + 9.0 * u(g)) : s * u(g));
       }
       return v;
     case input::all_nan:
@@ -161,7 +168,7 @@ std::vector<T> make_input(input kind, std::size_t n, double amplitude, std::mt19
       v.resize(n);
       for (auto& x : v) {
         x = from_bits<T>(static_cast<bits_t<T>>(g()));
-        if (std::isfinite(x) && std::fabs(x) > L::max() / 4) x = std::ldexp(x, -4);
+        if (std::isfinite(to_double(x)) && std::fabs(to_double(x)) > to_double(L::max()) / 4) x = from_double<T>(std::ldexp(to_double(x), -4));
       }
       return v;
   }
@@ -171,8 +178,8 @@ std::vector<T> make_input(input kind, std::size_t n, double amplitude, std::mt19
 template <class T>
 std::string describe(T x) {
   std::ostringstream s;
-  s.precision(std::numeric_limits<T>::max_digits10);
-  s << x << " (bits 0x" << std::hex << bits_of(x) << ")";
+  s.precision(std::numeric_limits<double>::max_digits10);
+  s << to_double(x) << " (bits 0x" << std::hex << bits_of(x) << ")";
   return s.str();
 }
 
@@ -206,9 +213,9 @@ std::size_t check_round_trip(const std::vector<T>& in, double bound) {
   if constexpr (Q::needs_range) {
     double lo = std::numeric_limits<double>::infinity(), hi = -lo;
     for (const T x : in) {
-      if (std::isfinite(x)) {
-        lo = std::min(lo, static_cast<double>(x));
-        hi = std::max(hi, static_cast<double>(x));
+      if (std::isfinite(to_double(x))) {
+        lo = std::min(lo, to_double(x));
+        hi = std::max(hi, to_double(x));
       }
     }
     expected_eb = lo <= hi ? bound * (hi - lo) : 0.0;
@@ -218,7 +225,7 @@ std::size_t check_round_trip(const std::vector<T>& in, double bound) {
 
   // Sentinel: a NaN with a payload the inputs are unlikely to hold, so an element the decoder
   // never writes shows up.
-  std::vector<T> out(n, from_bits<T>(static_cast<bits_t<T>>(~bits_t<T>{0} - 0x1234)));
+  std::vector<T> out(n, from_bits<T>(static_cast<bits_t<T>>(~bits_t<T>{0} - 0x12)));
   ncclz::host::decompress<Codec, T>(stream, std::span<T>(out));
 
   const auto p = Q::template make_params<T>(bound, Q::needs_range ? ncclz::host::find_range<T>(in)
@@ -240,12 +247,12 @@ std::size_t check_round_trip(const std::vector<T>& in, double bound) {
     const char* problem = nullptr;
     if (mode[i / fmt::kTileElements] == static_cast<std::uint8_t>(ncclz::tile_mode::raw)) {
       if (bits_of(x) != bits_of(y)) problem = "raw tile: not bit-exact";
-    } else if (std::isnan(x)) {
-      if (!std::isnan(y)) problem = "NaN did not stay NaN";
+    } else if (std::isnan(to_double(x))) {
+      if (!std::isnan(to_double(y))) problem = "NaN did not stay NaN";
       else if (bits_of(x) != bits_of(y)) problem = "NaN (an outlier) lost its bits";
-    } else if (std::isinf(x)) {
+    } else if (std::isinf(to_double(x))) {
       if (bits_of(x) != bits_of(y)) problem = "Inf did not stay the same Inf";
-    } else if (!std::isfinite(y) || !(std::fabs(static_cast<double>(x) - static_cast<double>(y)) <= eb)) {
+    } else if (!std::isfinite(to_double(y)) || !(std::fabs(to_double(x) - to_double(y)) <= eb)) {
       problem = "finite value outside the stream's error bound";
     } else if (!coded && bits_of(x) != bits_of(y)) {
       problem = "outlier not bit-exact";
@@ -271,8 +278,9 @@ double bound_for(bool relative, input kind, double amplitude, std::mt19937_64& g
 }  // namespace
 
 TEMPLATE_TEST_CASE("host codec round trip: every element within the bound, non-finite and outliers exact",
-                   "[codec][round_trip]", AbsFixedF32, AbsFixedF64, RelFixedF32, RelFixedF64, AbsRawF32, AbsRawF64,
-                   RelRawF32, RelRawF64) {
+                   "[codec][round_trip]", AbsFixedF32, AbsFixedF64, AbsFixedF16, AbsFixedBF16, RelFixedF32, RelFixedF64,
+                   RelFixedF16, RelFixedBF16, AbsRawF32, AbsRawF64, AbsRawF16, AbsRawBF16, RelRawF32, RelRawF64, RelRawF16,
+                   RelRawBF16) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -299,7 +307,7 @@ TEMPLATE_TEST_CASE("host codec round trip: every element within the bound, non-f
   }
 }
 
-TEMPLATE_TEST_CASE("host codec: compression ratios", "[codec][ratio]", float, double) {
+TEMPLATE_TEST_CASE("host codec: compression ratios", "[codec][ratio]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -307,19 +315,23 @@ TEMPLATE_TEST_CASE("host codec: compression ratios", "[codec][ratio]", float, do
   const std::size_t n = std::size_t{1} << 20;
   const double raw_bytes = static_cast<double>(n * sizeof(T));
 
-  SECTION("a smooth 1M-value field at REL 1e-3 compresses more than 4x") {
+  // bf16's 8-bit significand is coarser than 1e-3 of a smooth field's range, so at REL 1e-3 its
+  // codes are close to lossless; 16-bit constants pay the same width byte a block as 32-bit ones.
+  const double smooth_ratio = std::is_same_v<T, __nv_bfloat16> ? 1.5 : 4.0;
+  const double constant_ratio = sizeof(T) == 2 ? 50.0 : 100.0;
+  SECTION("a smooth 1M-value field at REL 1e-3 compresses more than 4x (bf16: 1.5x)") {
     const std::vector<T> in = smooth<T>(n, log_uniform(g, -3, 3), g);
     const double ratio = raw_bytes / static_cast<double>(check_round_trip<RelFixed, T>(in, 1e-3));
     CAPTURE(ratio);
-    REQUIRE(ratio > 4.0);
+    REQUIRE(ratio > smooth_ratio);
   }
-  SECTION("a constant input compresses more than 100x") {
+  SECTION("a constant input compresses more than 100x (16-bit types: 50x)") {
     const std::vector<T> in = make_input<T>(input::constant, n, log_uniform(g, -3, 3), g);
     const double rel_ratio = raw_bytes / static_cast<double>(check_round_trip<RelFixed, T>(in, 1e-3));
     const double abs_ratio = raw_bytes / static_cast<double>(check_round_trip<AbsFixed, T>(in, 1e-3));
     CAPTURE(rel_ratio, abs_ratio);
-    REQUIRE(rel_ratio > 100.0);
-    REQUIRE(abs_ratio > 100.0);
+    REQUIRE(rel_ratio > constant_ratio);
+    REQUIRE(abs_ratio > constant_ratio);
   }
   SECTION("noise and random bits never grow past max_chunk_bytes; uniform noise at REL 1e-7 keeps ratio >= 0.99") {
     const std::uint64_t most = fmt::max_chunk_bytes(n, sizeof(T));
@@ -349,7 +361,7 @@ TEMPLATE_TEST_CASE("host codec: compression ratios", "[codec][ratio]", float, do
   }
 }
 
-TEMPLATE_TEST_CASE("host codec: an empty input is a bare header", "[codec]", float, double) {
+TEMPLATE_TEST_CASE("host codec: an empty input is a bare header", "[codec]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::vector<T> none;
   const auto stream = compress<RelFixed>(none, 1e-3);
@@ -363,14 +375,14 @@ TEMPLATE_TEST_CASE("host codec: an empty input is a bare header", "[codec]", flo
 }
 
 TEMPLATE_TEST_CASE("host codec: every stream compress writes, decompress reads (extreme bounds and ranges)",
-                   "[codec][extreme]", float, double) {
+                   "[codec][extreme]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
-  using L = std::numeric_limits<T>;
+  using L = limits<T>;
   // Bounds validate_bound accepts, and ranges a caller can have, whose step does not fit the
   // element type (it rounds to 0 or overflows to infinity). The stream must still decode.
-  const std::vector<T> small = {T(0), T(1), T(-2), T(0.5)};
-  const std::vector<T> wide = {L::lowest(), T(0), L::max()};
-  const std::vector<T> subnormal = {T(0), L::denorm_min(), T(3) * L::denorm_min()};
+  const std::vector<T> small = {from_double<T>(0), from_double<T>(1), from_double<T>(-2), from_double<T>(0.5)};
+  const std::vector<T> wide = {L::lowest(), from_double<T>(0), L::max()};
+  const std::vector<T> subnormal = {from_double<T>(0), L::denorm_min(), from_double<T>(3 * to_double(L::denorm_min()))};
   struct trial {
     const char* what;
     const std::vector<T>* in;
@@ -388,7 +400,7 @@ TEMPLATE_TEST_CASE("host codec: every stream compress writes, decompress reads (
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
-  std::vector<T> bits(20000);  // random bits, uncapped: for double, hi - lo overflows
+  std::vector<T> bits(20000);  // random bits, uncapped: for double, hi - lo overflows (and for bf16, 2 * eb in float)
   for (auto& x : bits) x = from_bits<T>(static_cast<bits_t<T>>(g()));
   bits.push_back(L::lowest());
   bits.push_back(L::max());
@@ -414,9 +426,12 @@ TEMPLATE_TEST_CASE("host codec: every stream compress writes, decompress reads (
 }
 
 TEMPLATE_TEST_CASE("host codec: decompress rejects a mismatched output or codec with format_error", "[codec][errors]",
-                   float, double) {
+                   float, double, __half, __nv_bfloat16) {
   using T = TestType;
-  using Other = std::conditional_t<std::is_same_v<T, float>, double, float>;
+  // Another element type of the same width where there is one.
+  using Other = std::conditional_t<std::is_same_v<T, float>, double,
+                                   std::conditional_t<std::is_same_v<T, double>, float,
+                                                      std::conditional_t<std::is_same_v<T, __half>, __nv_bfloat16, __half>>>;
   using Catch::Matchers::Contains;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
@@ -437,7 +452,7 @@ TEMPLATE_TEST_CASE("host codec: decompress rejects a mismatched output or codec 
     REQUIRE_THROWS_AS((ncclz::host::decompress<AbsFixed, Other>(abs_stream, std::span<Other>(out))),
                       ncclz::format_error);
     REQUIRE_THROWS_WITH((ncclz::host::decompress<AbsFixed, Other>(abs_stream, std::span<Other>(out))),
-                        Contains(std::is_same_v<T, float> ? "f32" : "f64"));
+                        Contains(ncclz::detail::dtype_name(static_cast<std::uint8_t>(ncclz::dtype_of<T>()))));
   }
   {
     std::vector<T> out(n);
@@ -452,10 +467,10 @@ TEMPLATE_TEST_CASE("host codec: decompress rejects a mismatched output or codec 
 }
 
 TEMPLATE_TEST_CASE("host codec: compress rejects a bad bound with invalid_argument", "[codec][errors]", float,
-                   double) {
+                   double, __half, __nv_bfloat16) {
   using T = TestType;
   using Catch::Matchers::Contains;
-  const std::vector<T> in = {T(1), T(2), T(3)};
+  const std::vector<T> in = {from_double<T>(1), from_double<T>(2), from_double<T>(3)};
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();
   for (const double bad : {0.0, -0.0, -1.0, -1e-7, nan, -nan, inf, -inf}) {

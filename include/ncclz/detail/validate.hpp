@@ -41,6 +41,8 @@ inline const char* dtype_name(std::uint8_t v) {
   switch (static_cast<dtype>(v)) {
     case dtype::f32: return "f32";
     case dtype::f64: return "f64";
+    case dtype::f16: return "f16";
+    case dtype::bf16: return "bf16";
   }
   return "unknown";
 }
@@ -60,7 +62,7 @@ inline format::chunk_header parse_header(const void* bytes, std::uint64_t size) 
     throw format_error("ncclz: stream format version " + std::to_string(h.version) + " is not supported (this build reads " +
                        std::to_string(format::kVersion) + ")");
   }
-  if (h.value_type != static_cast<std::uint8_t>(dtype::f32) && h.value_type != static_cast<std::uint8_t>(dtype::f64)) {
+  if (!is_known_dtype(h.value_type)) {
     throw format_error("ncclz: stream has unknown dtype " + std::to_string(h.value_type));
   }
   if (h.coder != static_cast<std::uint8_t>(coder_id::raw) && h.coder != static_cast<std::uint8_t>(coder_id::fixed_length)) {

@@ -183,7 +183,7 @@ void launch_decode(const void* d_in, std::size_t in_capacity, T* d_out, std::siz
 template <class Codec, class T>
 void check_compress_arguments(const char* fn, const void* d_workspace, std::size_t workspace_bytes, const T* d_in,
                               std::size_t count, const void* d_out, std::size_t out_capacity, double bound) {
-  static_assert(is_supported_value_type_v<T>, "ncclz: T must be float or double");
+  static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float, double, __half and __nv_bfloat16");
   ncclz::detail::validate_bound<typename Codec::quantizer>(fn, bound);
   ncclz::detail::validate_count<T>(fn, count);
   check_workspace(fn, d_workspace, workspace_bytes, count);
@@ -198,7 +198,7 @@ void check_compress_arguments(const char* fn, const void* d_workspace, std::size
 template <class T>
 void check_decompress_arguments(const char* fn, const void* d_workspace, std::size_t workspace_bytes, const void* d_in,
                                 std::size_t in_capacity, const T* d_out, std::size_t count) {
-  static_assert(is_supported_value_type_v<T>, "ncclz: T must be float or double");
+  static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float, double, __half and __nv_bfloat16");
   ncclz::detail::validate_count<T>(fn, count);
   check_workspace(fn, d_workspace, workspace_bytes, 0);
   check_chunk(fn, "d_in", d_in);

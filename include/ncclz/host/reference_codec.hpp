@@ -6,6 +6,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -24,7 +25,8 @@ template <class T>
 value_range<T> find_range(std::span<const T> in) {
   value_range<T> r = value_range<T>::empty();
   for (const T x : in) {
-    if (std::isfinite(x)) r = r.merge({x, x});
+    const compute_t<T> v = to_compute(x);
+    if (std::isfinite(v)) r = r.merge({v, v});
   }
   return r;
 }
@@ -211,7 +213,7 @@ void decompress(std::span<const std::byte> stream, std::span<T> out) {
   const format::chunk_header h = ncclz::detail::parse_header(stream.data(), stream.size());
   ncclz::detail::check_header_matches<Codec, T>(h, out.size());
   quant_params<T> p{};
-  p.step = static_cast<T>(h.step);
+  p.step = static_cast<compute_t<T>>(h.step);
   p.error_bound = h.error_bound;
   p.bound = h.bound;
   const std::span<const std::byte> payload = stream.subspan(sizeof(format::chunk_header), h.payload_bytes);

@@ -77,7 +77,7 @@ __device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint
       x[it] = reinterpret_cast<const V*>(src)[it * 32 + lane];
     } else {
 #pragma unroll
-      for (int v = 0; v < kVec; ++v) x[it].v[v] = e + v < count ? src[e + v] : T(0);
+      for (int v = 0; v < kVec; ++v) x[it].v[v] = e + v < count ? src[e + v] : T{};
     }
   }
 #pragma unroll
@@ -90,8 +90,13 @@ __device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint
       codes[v] = e + v >= count ? 0 : (Q::template quantize<T>(x[it].v[v], p, q) ? q : kOutlierCode);
     }
     std::int32_t* row = &stage[e / 32][e % 32];
-    if constexpr (kVec == 4) *reinterpret_cast<int4*>(row) = make_int4(codes[0], codes[1], codes[2], codes[3]);
-    else *reinterpret_cast<int2*>(row) = make_int2(codes[0], codes[1]);
+    if constexpr (kVec == 2) {
+      *reinterpret_cast<int2*>(row) = make_int2(codes[0], codes[1]);
+    } else {
+#pragma unroll
+      for (int v = 0; v < kVec; v += 4)  // 4 or 8 codes: one or two 16-byte stores
+        *reinterpret_cast<int4*>(row + v) = make_int4(codes[v], codes[v + 1], codes[v + 2], codes[v + 3]);
+    }
   }
 }
 
@@ -147,7 +152,7 @@ struct code_source {
     }
   }
   __device__ T outlier_value(std::uint64_t i) const { return outlier_values[i]; }
-  __device__ T raw_value(std::uint64_t) const { return T(0); }  // never called: no raw tiles
+  __device__ T raw_value(std::uint64_t) const { return T{}; }  // never called: no raw tiles
 };
 
 /// Shared state of the encode kernel.
@@ -163,7 +168,7 @@ struct encode_shared {
 /// `ranks` > 1 divides the code limit (|q| < 2^30 / ranks) so that sums of `ranks` codes stay
 /// codes; the collectives pass their rank count, the codec 1.
 template <class Codec, class T, class Source = value_source<T>>
-__global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_kernel(Source in, std::uint64_t count,
+__global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_kernel(Source in, std::uint64_t count,
                                                                  std::byte* __restrict__ out,
                                                                  std::uint64_t* __restrict__ out_bytes,
                                                                  const range_keys* __restrict__ range, double bound,
@@ -179,7 +184,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) == 4 ? 4 : 3) encode_k
   const std::uint32_t tile = blockIdx.x;
 
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
-  if (ranks > 1) p.code_limit = static_cast<T>(floor(static_cast<double>(p.code_limit) / ranks));
+  if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
   const std::uint64_t table = format::table_bytes(tiles);
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (tile == 0 && threadIdx.x == 0) {
@@ -497,7 +502,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   step_bits = __shfl_sync(warp::kFullMask, step_bits, 0);
 
   quant_params<T> p{};
-  p.step = static_cast<T>(__longlong_as_double(static_cast<long long>(step_bits)));
+  p.step = static_cast<compute_t<T>>(__longlong_as_double(static_cast<long long>(step_bits)));
   const std::uint32_t elements = format::tile_elements(count, tile);
   const std::uint32_t blocks = format::tile_blocks(elements);
   const std::uint64_t tile_first = std::uint64_t{tile} * format::kTileElements;

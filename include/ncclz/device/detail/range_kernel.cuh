@@ -14,23 +14,28 @@
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace kernels {
 
+/// The bits of a value of T, and its key: 32 bits for the 16-bit types too, since warp shuffles
+/// and atomics work on 32 and 64 bits.
 template <class T>
-using key_t = std::conditional_t<sizeof(T) == 4, std::uint32_t, unsigned long long>;
+using bits_t = std::conditional_t<sizeof(T) == 2, std::uint16_t, std::conditional_t<sizeof(T) == 4, std::uint32_t, unsigned long long>>;
+template <class T>
+using key_t = std::conditional_t<sizeof(T) == 8, unsigned long long, std::uint32_t>;
 
 template <class T>
 __device__ __forceinline__ key_t<T> order_key(T x) {
-  using K = key_t<T>;
-  K bits;
+  using B = bits_t<T>;
+  B bits;
   memcpy(&bits, &x, sizeof bits);
-  constexpr K sign = K{1} << (sizeof(K) * 8 - 1);
-  return (bits & sign) ? ~bits : (bits | sign);
+  constexpr B sign = B{1} << (sizeof(B) * 8 - 1);
+  return static_cast<B>((bits & sign) ? ~bits : (bits | sign));
 }
 
 template <class T>
 __device__ __forceinline__ T from_order_key(key_t<T> key) {
-  using K = key_t<T>;
-  constexpr K sign = K{1} << (sizeof(K) * 8 - 1);
-  const K bits = (key & sign) ? (key & ~sign) : ~key;
+  using B = bits_t<T>;
+  constexpr B sign = B{1} << (sizeof(B) * 8 - 1);
+  const auto k = static_cast<B>(key);
+  const auto bits = static_cast<B>((k & sign) ? (k & ~sign) : ~k);
   T x;
   memcpy(&x, &bits, sizeof x);
   return x;
@@ -45,14 +50,15 @@ struct range_keys {
 template <class T>
 __device__ __forceinline__ value_range<T> load_range(const range_keys* keys) {
   if (keys->hi == 0) return value_range<T>::empty();
-  return {from_order_key<T>(static_cast<key_t<T>>(~keys->not_lo)), from_order_key<T>(static_cast<key_t<T>>(keys->hi))};
+  return {to_compute(from_order_key<T>(static_cast<key_t<T>>(~keys->not_lo))),
+          to_compute(from_order_key<T>(static_cast<key_t<T>>(keys->hi)))};
 }
 
 inline constexpr int kRangeThreads = 256;
 
 template <class T>
 __device__ __forceinline__ void accumulate(T x, key_t<T>& hi, key_t<T>& not_lo) {
-  if (isfinite(x)) {
+  if (isfinite(to_compute(x))) {
     const key_t<T> k = order_key(x);
     hi = max(hi, k);
     not_lo = max(not_lo, static_cast<key_t<T>>(~k));
