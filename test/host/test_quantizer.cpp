@@ -21,6 +21,7 @@
 namespace {
 
 using ncclz::AbsBound;
+using ncclz::compute_t;
 using ncclz::Quantizer;
 using ncclz::RelBound;
 using ncclz::value_range;
@@ -31,6 +32,38 @@ constexpr double kCodeLimit = 1073741824.0;  // 2^30
 
 using ncclz_test::bits_of;
 using ncclz_test::bits_t;
+using ncclz_test::from_bits;
+using ncclz_test::from_double;
+using ncclz_test::limits;
+using ncclz_test::to_double;
+
+/// The step make_params gives an absolute bound eb > 0: 2 * eb in the compute type, or for the
+/// 16-bit types the largest power of two below 2 * eb.
+template <class T>
+compute_t<T> expected_step(double eb) {
+  if constexpr (sizeof(T) == 2) return static_cast<float>(std::ldexp(1.0, std::ilogb(std::nextafter(2.0 * eb, 0.0))));
+  else return static_cast<T>(2.0 * eb);
+}
+
+/// An absolute bound whose step is `step` (a power of two).
+template <class T>
+double bound_for_step(double step) {
+  return sizeof(T) == 2 ? 0.75 * step : 0.5 * step;
+}
+
+/// Decimal exponents of the largest finite values, and the one of the data the random tests use.
+template <class T>
+constexpr double max_exp10() {
+  if constexpr (std::is_same_v<T, double>) return 307;
+  else if constexpr (std::is_same_v<T, __half>) return 4;
+  else return 37;  // float, bf16
+}
+
+/// The element one unit in the last place nearer to zero than a finite non-zero x.
+template <class T>
+T toward_zero(T x) {
+  return from_bits<T>(static_cast<bits_t<T>>(bits_of(x) - 1));
+}
 
 double log_uniform(std::mt19937_64& g, double lo_exp, double hi_exp) {
   return std::pow(10.0, std::uniform_real_distribution<double>(lo_exp, hi_exp)(g));
@@ -50,7 +83,7 @@ T value_near_codes(std::mt19937_64& g, double step, double max_code) {
     case 2: frac = 0.5 - std::ldexp(1.0, -static_cast<int>(10 + g() % 40)); break;  // just before it
     default: frac = std::uniform_real_distribution<double>(0.0, 1.0)(g); break;
   }
-  return static_cast<T>(random_sign(g) * (k + frac) * step);
+  return from_double<T>(random_sign(g) * (k + frac) * step);
 }
 
 /// Quantizes `x` and checks everything the quantizer promises about an accepted value.
@@ -60,11 +93,11 @@ bool check_one(T x, const ncclz::quant_params<T>& p) {
   std::int32_t q = 0x5A5A5A5A;
   if (!Q::template quantize<T>(x, p, q)) return false;
   const T y = Q::template dequantize<T>(q, p);
-  const double err = std::fabs(static_cast<double>(x) - static_cast<double>(y));
-  if (!(err <= p.error_bound) || !(q > -kCodeLimit && q < kCodeLimit) || !std::isfinite(x)) {
-    INFO("x = " << x << " (bits 0x" << std::hex << bits_of(x) << std::dec << "), code " << q << ", decoded " << y
-                << ", |error| " << err << ", error bound " << p.error_bound << ", step " << p.step);
-    CHECK(std::isfinite(x));
+  const double err = std::fabs(to_double(x) - to_double(y));
+  if (!(err <= p.error_bound) || !(q > -kCodeLimit && q < kCodeLimit) || !std::isfinite(to_double(x))) {
+    INFO("x = " << to_double(x) << " (bits 0x" << std::hex << bits_of(x) << std::dec << "), code " << q << ", decoded "
+                << to_double(y) << ", |error| " << err << ", error bound " << p.error_bound << ", step " << p.step);
+    CHECK(std::isfinite(to_double(x)));
     CHECK(err <= p.error_bound);
     CHECK(q > -kCodeLimit);
     CHECK(q < kCodeLimit);
@@ -74,8 +107,10 @@ bool check_one(T x, const ncclz::quant_params<T>& p) {
 
 }  // namespace
 
-TEMPLATE_TEST_CASE("AbsBound::make_params: step is 2 * bound in the element type", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("AbsBound::make_params: step is 2 * bound in the compute type (16-bit types: a power of two below it)",
+                   "[quantizer]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
+  using C = compute_t<T>;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
@@ -84,92 +119,103 @@ TEMPLATE_TEST_CASE("AbsBound::make_params: step is 2 * bound in the element type
   for (const double bound : bounds) {
     CAPTURE(bound);
     const auto p = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>::empty());
-    REQUIRE(p.step == static_cast<T>(2.0 * bound));
+    REQUIRE(p.step == expected_step<T>(bound));
+    if constexpr (sizeof(T) == 2) {  // at most one bit a value lost, and a half step below the bound
+      int e = 0;
+      REQUIRE(std::frexp(static_cast<double>(p.step), &e) == 0.5);
+      REQUIRE(static_cast<double>(p.step) < 2.0 * bound);
+      REQUIRE(static_cast<double>(p.step) >= bound);
+    }
     REQUIRE(p.error_bound == bound);
     REQUIRE(p.bound == bound);
-    REQUIRE(p.inv_step == T(1) / p.step);
+    REQUIRE(p.inv_step == C(1) / p.step);
     // The range is not read by an absolute bound.
-    const auto q = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>{T(-7), T(1000)});
+    const auto q = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>{C(-7), C(1000)});
     REQUIRE(bits_of(q.step) == bits_of(p.step));
     REQUIRE(q.error_bound == p.error_bound);
   }
 }
 
 TEMPLATE_TEST_CASE("RelBound::make_params: eb = bound * (hi - lo) of the finite values", "[quantizer]", float,
-                   double) {
+                   double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
-  const double max_exp = std::is_same_v<T, float> ? 30 : 200;
+  const double max_exp = max_exp10<T>() * 0.8;  // so that 2 * eb stays finite in the compute type
   for (int i = 0; i < 500; ++i) {
     const double bound = log_uniform(g, -7, -1);
-    T a = static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp));
-    T b = static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp));
+    const double a = to_double(from_double<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp)));
+    const double b = to_double(from_double<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp)));
     if (a == b) continue;
-    const T lo = std::min(a, b), hi = std::max(a, b);
+    const double lo = std::min(a, b), hi = std::max(a, b);
     CAPTURE(bound, lo, hi);
-    const auto p = Quantizer<RelBound>::make_params<T>(bound, value_range<T>{lo, hi});
-    const double eb = bound * (static_cast<double>(hi) - static_cast<double>(lo));
+    const auto p = Quantizer<RelBound>::make_params<T>(bound, value_range<T>{static_cast<compute_t<T>>(lo), static_cast<compute_t<T>>(hi)});
+    const double eb = bound * (hi - lo);
     REQUIRE(p.error_bound == eb);
     REQUIRE(p.bound == bound);
-    REQUIRE(p.step == static_cast<T>(2.0 * eb));
+    REQUIRE(p.step == expected_step<T>(eb));
   }
 
   SECTION("the range comes from the finite values only") {
-    std::vector<T> v = {T(3), std::numeric_limits<T>::quiet_NaN(), T(-2), std::numeric_limits<T>::infinity(),
-                        T(10), -std::numeric_limits<T>::infinity(), T(0.5)};
+    using L = limits<T>;
+    std::vector<T> v = {from_double<T>(3), L::quiet_NaN(), from_double<T>(-2), L::infinity(), from_double<T>(10),
+                        from_double<T>(-to_double(L::infinity())), from_double<T>(0.5)};
     const auto r = ncclz::host::find_range<T>(v);
-    REQUIRE(r.lo == T(-2));
-    REQUIRE(r.hi == T(10));
+    REQUIRE(r.lo == -2);
+    REQUIRE(r.hi == 10);
     const auto p = Quantizer<RelBound>::make_params<T>(1e-3, r);
     REQUIRE(p.error_bound == 1e-3 * 12.0);
-    REQUIRE(p.step == static_cast<T>(2.0 * 1e-3 * 12.0));
+    REQUIRE(p.step == expected_step<T>(1e-3 * 12.0));
   }
 }
 
 TEMPLATE_TEST_CASE("RelBound on a constant input is exact: eb 0 and every value codes with zero error",
-                   "[quantizer]", float, double) {
+                   "[quantizer]", float, double, __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
-  using L = std::numeric_limits<T>;
+  using L = limits<T>;
   // Normal numbers whose reciprocal is finite: every one of them must be a code.
-  std::vector<T> constants = {T(0), T(1), T(-1), T(0.1), T(-3.75), T(1e6), L::max(), L::lowest(), L::min(),
-                              -L::min(), T(-0.0)};
-  const double max_exp = std::is_same_v<T, float> ? 37 : 307;
-  for (int i = 0; i < 500; ++i) constants.push_back(static_cast<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp)));
+  std::vector<T> constants = {from_double<T>(0),    from_double<T>(1),   from_double<T>(-1),
+                              from_double<T>(0.1),  from_double<T>(-3.75), from_double<T>(1e4),
+                              L::max(),             L::lowest(),         L::min(),
+                              from_double<T>(-to_double(L::min())), from_double<T>(-0.0)};
+  const double max_exp = max_exp10<T>();
+  for (int i = 0; i < 500; ++i) constants.push_back(from_double<T>(random_sign(g) * log_uniform(g, -max_exp, max_exp)));
   for (const T c : constants) {
-    CAPTURE(c);
-    const auto r = value_range<T>{c, c};
+    CAPTURE(to_double(c));
+    const auto r = value_range<T>{ncclz::to_compute(c), ncclz::to_compute(c)};
     for (const double bound : {1e-1, 1e-3, 1e-7}) {
       const auto p = Quantizer<RelBound>::make_params<T>(bound, r);
       REQUIRE(p.error_bound == 0.0);
-      REQUIRE(p.step > T(0));
+      REQUIRE(p.step > 0);
       REQUIRE(std::isfinite(p.step));
       std::int32_t q = 0;
       REQUIRE(Quantizer<RelBound>::quantize<T>(c, p, q));
-      REQUIRE(Quantizer<RelBound>::dequantize<T>(q, p) == c);  // -0.0 may come back as +0.0: zero error
+      REQUIRE(to_double(Quantizer<RelBound>::dequantize<T>(q, p)) == to_double(c));  // -0.0 may come back as +0.0: zero error
       REQUIRE(q > -kCodeLimit);
       REQUIRE(q < kCodeLimit);
     }
   }
   // A subnormal constant: its step has no finite reciprocal. Then the value may be an outlier
   // (stored bit for bit), but if it is coded it must be exact.
-  for (const T c : {L::denorm_min(), T(-3) * L::denorm_min(), L::min() / T(4)}) {
-    CAPTURE(c);
-    const auto p = Quantizer<RelBound>::make_params<T>(1e-3, value_range<T>{c, c});
+  for (const T c : {L::denorm_min(), from_double<T>(-3 * to_double(L::denorm_min())), from_double<T>(to_double(L::min()) / 4)}) {
+    CAPTURE(to_double(c));
+    const auto p = Quantizer<RelBound>::make_params<T>(1e-3, value_range<T>{ncclz::to_compute(c), ncclz::to_compute(c)});
     REQUIRE(p.error_bound == 0.0);
     std::int32_t q = 0;
-    if (Quantizer<RelBound>::quantize<T>(c, p, q)) REQUIRE(Quantizer<RelBound>::dequantize<T>(q, p) == c);
+    if (Quantizer<RelBound>::quantize<T>(c, p, q)) REQUIRE(to_double(Quantizer<RelBound>::dequantize<T>(q, p)) == to_double(c));
   }
 }
 
-TEMPLATE_TEST_CASE("RelBound without a finite value: every value is an outlier", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("RelBound without a finite value: every value is an outlier", "[quantizer]", float, double, __half,
+                   __nv_bfloat16) {
   using T = TestType;
-  using L = std::numeric_limits<T>;
-  const std::vector<T> v = {L::quiet_NaN(), L::infinity(), -L::infinity(), -L::quiet_NaN(), L::signaling_NaN()};
+  using L = limits<T>;
+  const auto negative = [](T x) { return from_bits<T>(static_cast<bits_t<T>>(bits_of(x) | bits_of(from_double<T>(-0.0)))); };
+  const std::vector<T> v = {L::quiet_NaN(), L::infinity(), negative(L::infinity()), negative(L::quiet_NaN()), L::signaling_NaN()};
   const auto r = ncclz::host::find_range<T>(v);
   REQUIRE_FALSE(r.has_finite());
   REQUIRE_FALSE(value_range<T>::empty().has_finite());
@@ -181,66 +227,79 @@ TEMPLATE_TEST_CASE("RelBound without a finite value: every value is an outlier",
   }
 }
 
-TEMPLATE_TEST_CASE("value_range::merge keeps the smallest and largest", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("value_range::merge keeps the smallest and largest", "[quantizer]", float, double, __half,
+                   __nv_bfloat16) {
   using T = TestType;
+  using C = compute_t<T>;
   auto r = value_range<T>::empty();
-  r = r.merge({T(2), T(2)});
+  r = r.merge({C(2), C(2)});
   REQUIRE(r.has_finite());
-  REQUIRE(r.lo == T(2));
-  REQUIRE(r.hi == T(2));
-  r = r.merge({T(-5), T(1)}).merge({T(0), T(9)});
-  REQUIRE(r.lo == T(-5));
-  REQUIRE(r.hi == T(9));
+  REQUIRE(r.lo == C(2));
+  REQUIRE(r.hi == C(2));
+  r = r.merge({C(-5), C(1)}).merge({C(0), C(9)});
+  REQUIRE(r.lo == C(-5));
+  REQUIRE(r.hi == C(9));
   const auto e = value_range<T>::empty().merge(value_range<T>::empty());
   REQUIRE_FALSE(e.has_finite());
 }
 
-TEMPLATE_TEST_CASE("quantize rejects NaN, +-Inf and |x| / step >= 2^30", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("quantize rejects NaN, +-Inf and |x| / step >= 2^30", "[quantizer]", float, double, __half,
+                   __nv_bfloat16) {
   using T = TestType;
-  using L = std::numeric_limits<T>;
+  using L = limits<T>;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
-  const double rel = std::is_same_v<T, float> ? 1e-5 : 1e-12;  // well past the rounding of x * inv_step
+  // Well past the rounding of x * inv_step (and of x to T).
+  const double rel = std::is_same_v<T, double> ? 1e-12 : (std::is_same_v<T, float> ? 1e-5 : 2e-2);
+  const auto minus = [](double x) { return from_double<T>(-x); };
   for (int i = 0; i < 300; ++i) {
     const double bound = log_uniform(g, -7, -1) * log_uniform(g, -10, 10);
     const auto pa = Quantizer<AbsBound>::make_params<T>(bound, value_range<T>::empty());
     const double step = static_cast<double>(pa.step);
     CAPTURE(bound, step);
-    std::vector<T> rejected = {L::quiet_NaN(), -L::quiet_NaN(), L::signaling_NaN(), L::infinity(), -L::infinity(),
-                               L::max(), L::lowest()};
+    std::vector<T> rejected = {L::quiet_NaN(), minus(to_double(L::quiet_NaN())), L::signaling_NaN(), L::infinity(),
+                               minus(to_double(L::infinity()))};
+    if (to_double(L::max()) >= kCodeLimit * step * (1.0 + rel)) {  // a 16-bit max may be few steps
+      rejected.push_back(L::max());
+      rejected.push_back(L::lowest());
+    }
     for (const double k : {1.0 + rel, 1.5, 2.0, 1e3, 1e6}) {
       const double x = kCodeLimit * step * k;
-      if (x < static_cast<double>(L::max())) {
-        rejected.push_back(static_cast<T>(x));
-        rejected.push_back(static_cast<T>(-x));
+      // Only where T holds x to better than `rel` (normal, finite).
+      if (x < to_double(L::max()) && x >= to_double(L::min())) {
+        rejected.push_back(from_double<T>(x));
+        rejected.push_back(minus(x));
       }
     }
     for (const T x : rejected) {
-      CAPTURE(x);
+      CAPTURE(to_double(x));
       std::int32_t q = 0;
       REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(x, pa, q));
     }
   }
   // With a power-of-two step, x = 2^30 * step is exact: exactly the limit is rejected.
-  for (const double step : {1.0, 0.25, 1024.0, std::ldexp(1.0, -20)}) {
-    const auto p = Quantizer<AbsBound>::make_params<T>(step / 2, value_range<T>::empty());
+  for (const double step : {1.0, 0.25, 1024.0, std::ldexp(1.0, -20), std::ldexp(1.0, -27)}) {
+    const auto p = Quantizer<AbsBound>::make_params<T>(bound_for_step<T>(step), value_range<T>::empty());
     REQUIRE(static_cast<double>(p.step) == step);
     std::int32_t q = 0;
-    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(static_cast<T>(kCodeLimit * step), p, q));
-    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(static_cast<T>(-kCodeLimit * step), p, q));
+    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(from_double<T>(kCodeLimit * step), p, q));
+    REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(minus(kCodeLimit * step), p, q));
   }
 }
 
-TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error bound", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error bound", "[quantizer]", float, double,
+                   __half, __nv_bfloat16) {
   using T = TestType;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
   // Below this many steps from zero a value must code (x * inv_step is far from the edge of a
-  // code); a float past 2^24 steps cannot even hold the code exactly.
-  const double sure_limit = std::is_same_v<T, float> ? 4096.0 : 268435456.0;
-  const double data_exp = std::is_same_v<T, float> ? 15 : 100;
+  // code); a float past 2^24 steps cannot even hold the code exactly. The 16-bit types' power-of-
+  // two steps make every such value a code (or their decoded value a value of the type).
+  const double sure_limit = std::is_same_v<T, double> ? 268435456.0 : 4096.0;
+  // Data scales that keep the values (up to 100x the scale) finite in T.
+  const double data_exp = std::is_same_v<T, double> ? 100 : (std::is_same_v<T, __half> ? 2 : 15);
   std::uint64_t tried = 0, accepted = 0, sure = 0, sure_accepted = 0;
 
   // `edge`: x was placed at or near a half step on purpose; it may then be an outlier.
@@ -249,7 +308,7 @@ TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error boun
     ++tried;
     const bool ok = check_one<Q, T>(x, p);
     accepted += ok;
-    if (!edge && std::isfinite(x) && std::fabs(static_cast<double>(x)) < sure_limit * static_cast<double>(p.step)) {
+    if (!edge && std::isfinite(to_double(x)) && std::fabs(to_double(x)) < sure_limit * static_cast<double>(p.step)) {
       ++sure;
       sure_accepted += ok;
     }
@@ -262,22 +321,20 @@ TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error boun
     // Absolute bound, relative to the scale of the data.
     {
       const auto p = Quantizer<AbsBound>::make_params<T>(bound * scale, value_range<T>::empty());
-      for (int i = 0; i < 300; ++i) run(Quantizer<AbsBound>{}, p, static_cast<T>(random_sign(g) * scale * log_uniform(g, -9, 2)), false);
+      for (int i = 0; i < 300; ++i) run(Quantizer<AbsBound>{}, p, from_double<T>(random_sign(g) * scale * log_uniform(g, -9, 2)), false);
       for (int i = 0; i < 300; ++i) run(Quantizer<AbsBound>{}, p, value_near_codes<T>(g, static_cast<double>(p.step), 1e9), true);
     }
     // Relative bound over a random range [lo, hi] (sometimes straddling zero, sometimes not).
     {
-      T lo = static_cast<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g));
-      T hi = static_cast<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g));
+      double lo = to_double(from_double<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g)));
+      double hi = to_double(from_double<T>(scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g)));
       if (hi < lo) std::swap(lo, hi);
-      if (lo == hi) hi = static_cast<T>(static_cast<double>(lo) + scale);
+      if (lo == hi) hi = to_double(from_double<T>(lo + scale));
       std::vector<T> data;
       data.reserve(600);
-      for (int i = 0; i < 300; ++i) {
-        data.push_back(static_cast<T>(std::uniform_real_distribution<double>(static_cast<double>(lo), static_cast<double>(hi))(g)));
-      }
-      data.push_back(lo);
-      data.push_back(hi);
+      for (int i = 0; i < 300; ++i) data.push_back(from_double<T>(std::uniform_real_distribution<double>(lo, hi)(g)));
+      data.push_back(from_double<T>(lo));
+      data.push_back(from_double<T>(hi));
       const auto r = ncclz::host::find_range<T>(data);
       const auto p = Quantizer<RelBound>::make_params<T>(bound, r);
       REQUIRE(p.error_bound == bound * (static_cast<double>(r.hi) - static_cast<double>(r.lo)));
@@ -293,7 +350,7 @@ TEMPLATE_TEST_CASE("quantize: every accepted value decodes within the error boun
 }
 
 TEMPLATE_TEST_CASE("quantize: codes stay strictly inside (-2^30, 2^30) at the edge of the range", "[quantizer]",
-                   float, double) {
+                   float, double, __half, __nv_bfloat16) {
   using T = TestType;
   // Values whose scaled magnitude is just below 2^30: a rounding to nearest may carry them to
   // 2^30 itself, which the format excludes (a delta of two codes must fit an int32).
@@ -302,43 +359,51 @@ TEMPLATE_TEST_CASE("quantize: codes stay strictly inside (-2^30, 2^30) at the ed
     const double s = static_cast<double>(p.step);
     for (const double below : {0.25, 0.5, 0.75, 1.0, 1.5, 64.0, 100.0}) {
       for (const double sign : {1.0, -1.0}) {
-        const T x = static_cast<T>(sign * (kCodeLimit - below) * s);
-        CAPTURE(step, below, sign, x);
+        const T x = from_double<T>(sign * (kCodeLimit - below) * s);  // Inf for __half: an outlier
+        CAPTURE(step, below, sign, to_double(x));
         check_one<Quantizer<AbsBound>, T>(x, p);
       }
     }
     for (const double sign : {1.0, -1.0}) {
-      const T x = std::nextafter(static_cast<T>(sign * kCodeLimit * s), T(0));
-      CAPTURE(step, sign, x);
+      const T x = toward_zero(from_double<T>(sign * kCodeLimit * s));
+      CAPTURE(step, sign, to_double(x));
       check_one<Quantizer<AbsBound>, T>(x, p);
     }
   }
 }
 
-TEMPLATE_TEST_CASE("dequantize is code * step, rounded to the element type", "[quantizer]", float, double) {
+TEMPLATE_TEST_CASE("dequantize is code * step, rounded to the element type", "[quantizer]", float, double, __half,
+                   __nv_bfloat16) {
   using T = TestType;
+  using C = compute_t<T>;
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
   for (int i = 0; i < 20000; ++i) {
     const auto p = Quantizer<AbsBound>::make_params<T>(log_uniform(g, -7, 3), value_range<T>::empty());
-    // A code the quantizer can produce: rint of a value of T, so an integer T holds exactly.
-    const auto wide = static_cast<T>(std::uniform_int_distribution<std::int64_t>(-(1 << 30) + 1, (1 << 30) - 1)(g));
-    if (!(std::fabs(wide) < T(kCodeLimit))) continue;
-    const auto q = static_cast<std::int32_t>(wide);
+    // A code the quantizer can produce: rint of a value of the compute type, so it holds it exactly.
+    const auto wide = static_cast<C>(std::uniform_int_distribution<std::int64_t>(-(1 << 30) + 1, (1 << 30) - 1)(g));
+    if (!(std::fabs(wide) < C(kCodeLimit))) continue;
+    // The 16-bit types: also codes of their own range, or most products would overflow them.
+    const auto q = sizeof(T) == 2 ? static_cast<std::int32_t>(wide) >> (g() % 31) : static_cast<std::int32_t>(wide);
     CAPTURE(q, p.step);
     const T y = Quantizer<AbsBound>::dequantize<T>(q, p);
     // Within one unit in the last place of the exact product (long double holds q * step of a
-    // float exactly, and that of a double to 2^-64).
+    // float exactly, and that of a double to 2^-64); infinite only past the largest value.
     const long double exact = static_cast<long double>(q) * static_cast<long double>(p.step);
-    const long double ulp = std::nextafter(std::fabs(y), std::numeric_limits<T>::infinity()) - std::fabs(y);
-    REQUIRE(std::fabs(static_cast<long double>(y) - exact) <= ulp);
+    const double magnitude = std::fabs(to_double(y));
+    if (std::isinf(magnitude)) {
+      REQUIRE(std::fabs(exact) > static_cast<long double>(to_double(limits<T>::max())));
+      continue;
+    }
+    const double ulp = to_double(from_bits<T>(static_cast<bits_t<T>>(bits_of(from_double<T>(magnitude)) + 1))) - magnitude;
+    REQUIRE(std::fabs(static_cast<long double>(to_double(y)) - exact) <= ulp);
     REQUIRE(bits_of(Quantizer<RelBound>::dequantize<T>(q, p)) == bits_of(y));
-    REQUIRE(Quantizer<AbsBound>::dequantize<T>(-q, p) == -y);
+    REQUIRE(to_double(Quantizer<AbsBound>::dequantize<T>(-q, p)) == -to_double(y));
   }
-  const auto p = Quantizer<AbsBound>::make_params<T>(0.5, value_range<T>::empty());
-  REQUIRE(Quantizer<AbsBound>::dequantize<T>(0, p) == T(0));
-  REQUIRE(Quantizer<AbsBound>::dequantize<T>(12345, p) == T(12345));
+  const auto p = Quantizer<AbsBound>::make_params<T>(bound_for_step<T>(1.0), value_range<T>::empty());
+  REQUIRE(to_double(Quantizer<AbsBound>::dequantize<T>(0, p)) == 0.0);
+  REQUIRE(to_double(Quantizer<AbsBound>::dequantize<T>(123, p)) == 123.0);
 }
 
 TEST_CASE("zigzag / unzigzag round trip, edge values included", "[format][zigzag]") {
