@@ -3,7 +3,11 @@
 // exits 1 when a decoded value breaks its bound (or a decode fails), 2 on any other error.
 //
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
-//                     [--seed S] [--json FILE] [--quick]
+//                     [--dtype f32,f16,bf16] [--seed S] [--json FILE] [--quick]
+//
+// --dtype runs every f32 input (fields, their concatenation, smooth, noise) as each listed element
+// type, converted (rounded to nearest) on the host; rows of a 16-bit type are named input_f16 or
+// input_bf16. smooth_f64 (generated in double) always runs.
 //
 // Sizes are MiB (2^20 B); throughput is GB/s (1e9 B/s) of input bytes, and its percent is of the
 // copy roofline (bytes read + written per second), so 100% is out of reach for any codec.
@@ -24,8 +28,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "json_text.hpp"
+
 namespace {
 
+using ncclz::bench::json_number;
+using ncclz::bench::json_string;
 using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
@@ -40,6 +48,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 struct Options {
   std::string data, json;
   std::vector<double> bounds{1e-2, 1e-3, 1e-4};
+  std::vector<std::string> dtypes{"f32"};  // f32, f16, bf16
   int runs = 20;
   std::size_t size_mb = 256;
   std::uint64_t seed = 0;
@@ -119,13 +128,19 @@ struct DeviceBuffers {
   }
 };
 
+/// An element of any supported type, widened to double (exactly).
+template <class T>
+double to_double(T x) {
+  return static_cast<double>(ncclz::to_compute(x));
+}
+
 /// max - min of the finite values, in double (what RelBound multiplies the bound by).
 template <class T>
 double finite_range(const std::vector<T>& v) {
-  T lo = std::numeric_limits<T>::infinity(), hi = -lo;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
   for (const T x : v)
-    if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
-  return hi >= lo ? double(hi) - double(lo) : 0.0;
+    if (const double d = to_double(x); std::isfinite(d)) lo = std::min(lo, d), hi = std::max(hi, d);
+  return hi >= lo ? hi - lo : 0.0;
 }
 
 // --- one (input, bound, codec) case -------------------------------------------------------------
@@ -134,7 +149,8 @@ template <class RelC, class AbsC, class T>
 Row run_case(const Context& c, const std::string& name, bool small, const std::vector<T>& host, std::vector<T>& back,
              DeviceBuffers<T>& d, double rel, double range) {
   Row r;
-  r.input = name, r.dtype = sizeof(T) == 4 ? "f32" : "f64", r.coder = RelC::coder::name, r.small = small;
+  r.input = name, r.dtype = ncclz::detail::dtype_name(static_cast<std::uint8_t>(ncclz::dtype_of<T>()));
+  r.coder = RelC::coder::name, r.small = small;
   r.count = d.n, r.bytes = d.n * sizeof(T), r.bound = rel, r.eb_host = rel * range;
   const cudaStream_t s = c.stream;
 
@@ -179,7 +195,7 @@ Row run_case(const Context& c, const std::string& name, bool small, const std::v
     r.failure = msg;
   }
   for (std::size_t i = 0; i < d.n; ++i) {
-    const double x = host[i], y = back[i];
+    const double x = to_double(host[i]), y = to_double(back[i]);
     if (std::isnan(x)) {
       r.violations += !std::isnan(y);
       continue;
@@ -211,29 +227,13 @@ void print_row(const Context& c, const Row& r) {
   std::fflush(stdout);
 }
 
-std::string jstr(const std::string& s) {
-  std::string o = "\"";
-  for (const char ch : s) {
-    if (ch == '"' || ch == '\\') o += {'\\', ch};
-    else if (static_cast<unsigned char>(ch) < 0x20) o += ' ';
-    else o += ch;
-  }
-  return o + "\"";
-}
-
-std::string jnum(double v) {
-  if (!std::isfinite(v)) return "null";
-  char b[40];
-  std::snprintf(b, sizeof b, "%.10g", v);
-  return b;
-}
-
 std::string jtiming(const Context& c, const char* key, std::size_t bytes, Timing t) {
   const std::string k = std::string(", \"") + key;
   if (t.med_ms <= 0) return k + "_ms_median\": null";
   const double g = gbps(bytes, t.med_ms);
-  return k + "_ms_median\": " + jnum(t.med_ms) + k + "_ms_min\": " + jnum(t.min_ms) + k + "_gbps_median\": " + jnum(g) +
-         k + "_gbps_best\": " + jnum(gbps(bytes, t.min_ms)) + k + "_pct_roofline\": " + jnum(100.0 * g / c.roof_gbps);
+  return k + "_ms_median\": " + json_number(t.med_ms) + k + "_ms_min\": " + json_number(t.min_ms) + k +
+         "_gbps_median\": " + json_number(g) + k + "_gbps_best\": " + json_number(gbps(bytes, t.min_ms)) + k +
+         "_pct_roofline\": " + json_number(100.0 * g / c.roof_gbps);
 }
 
 void write_json(const std::string& path, const Context& c, const std::vector<std::string>& head, const std::vector<Row>& rows) {
@@ -243,15 +243,15 @@ void write_json(const std::string& path, const Context& c, const std::vector<std
   for (const std::string& h : head) f << "  " << h << ",\n";
   for (std::size_t i = 0; i < rows.size(); ++i) {
     const Row& r = rows[i];
-    f << "  {\"kind\": \"codec\", \"input\": " << jstr(r.input) << ", \"small_input\": " << (r.small ? "true" : "false")
-      << ", \"dtype\": " << jstr(r.dtype) << ", \"coder\": " << jstr(r.coder) << ", \"count\": " << r.count
-      << ", \"bytes\": " << r.bytes << ", \"bound\": " << jnum(r.bound) << ", \"chunk_bytes\": " << r.chunk_bytes
+    f << "  {\"kind\": \"codec\", \"input\": " << json_string(r.input) << ", \"small_input\": " << (r.small ? "true" : "false")
+      << ", \"dtype\": " << json_string(r.dtype) << ", \"coder\": " << json_string(r.coder) << ", \"count\": " << r.count
+      << ", \"bytes\": " << r.bytes << ", \"bound\": " << json_number(r.bound) << ", \"chunk_bytes\": " << r.chunk_bytes
       << ", \"abs_chunk_bytes\": " << r.abs_chunk_bytes
-      << ", \"ratio\": " << jnum(r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0)
+      << ", \"ratio\": " << json_number(r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0)
       << jtiming(c, "comp", r.bytes, r.comp) << jtiming(c, "decomp", r.bytes, r.decomp)
-      << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << ", \"max_err\": " << jnum(r.max_err)
-      << ", \"eb\": " << jnum(r.eb) << ", \"eb_host\": " << jnum(r.eb_host) << ", \"violations\": " << r.violations
-      << ", \"failure\": " << (r.failure.empty() ? "null" : jstr(r.failure)) << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
+      << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << ", \"max_err\": " << json_number(r.max_err)
+      << ", \"eb\": " << json_number(r.eb) << ", \"eb_host\": " << json_number(r.eb_host) << ", \"violations\": " << r.violations
+      << ", \"failure\": " << (r.failure.empty() ? "null" : json_string(r.failure)) << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   f << "]\n";
   if (!f) throw std::runtime_error("error writing " + path);
@@ -326,7 +326,7 @@ std::vector<T> make_smooth(std::size_t n, std::uint64_t seed) {
     double x = 0.0;
     for (int k = 0; k < K; ++k) x += amp[k] * (sx[k * W + i] * cy[k * H + j] + cx[k * W + i] * sy[k * H + j]);
     walk = 0.999 * walk + 1e-3 * (double(splitmix64(s) >> 11) * 0x1p-52 - 1.0);
-    v[idx] = static_cast<T>(x + walk);
+    v[idx] = ncclz::from_compute<T>(static_cast<ncclz::compute_t<T>>(x + walk));
   }
   return v;
 }
@@ -351,12 +351,42 @@ void bench_input(const Context& c, const Options& o, const std::string& name, bo
   if (with_raw) emit(run_case<RelRaw, AbsRaw>(c, name + "[raw]", small, host, back, d, o.bounds.front(), range));
 }
 
+/// f32 values rounded to T (to nearest, once).
+template <class T>
+std::vector<T> converted(const std::vector<float>& v) {
+  std::vector<T> out(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) out[i] = ncclz::from_compute<T>(v[i]);
+  return out;
+}
+
+/// Runs an f32 input as each element type of --dtype.
+template <class Emit>
+void bench_dtypes(const Context& c, const Options& o, const std::string& name, bool small, const std::vector<float>& host,
+                  Emit&& emit, bool with_raw = false) {
+  for (const std::string& t : o.dtypes) {
+    if (t == "f32") bench_input(c, o, name, small, host, emit, with_raw);
+    else if (t == "f16") bench_input(c, o, name + "_f16", small, converted<__half>(host), emit, with_raw);
+    else bench_input(c, o, name + "_bf16", small, converted<__nv_bfloat16>(host), emit, with_raw);
+  }
+}
+
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
-               "                         [--json FILE] [--quick]  (--quick: --runs 5 --size-mb 64 --bounds 1e-3,\n"
-               "  explicit flags win; --data DIR: DIR/*.f32 named in DIR/MANIFEST.tsv, or every DIR/*.f32)\n");
+               "                         [--dtype f32,f16,bf16] [--json FILE] [--quick]\n"
+               "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
+               "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32)\n");
   std::exit(rc);
+}
+
+std::vector<std::string> split_commas(const std::string& list) {
+  std::vector<std::string> parts;
+  for (std::size_t p = 0; p <= list.size();) {
+    const std::size_t q = std::min(list.find(',', p), list.size());
+    parts.push_back(list.substr(p, q - p));
+    p = q + 1;
+  }
+  return parts;
 }
 
 Options parse(int argc, char** argv) {
@@ -376,13 +406,12 @@ Options parse(int argc, char** argv) {
     else if (a == "--quick") quick = true;
     else if (a == "--bounds") {
       o.bounds.clear();
-      std::string list = value();
-      for (std::size_t p = 0; p <= list.size();) {
-        const std::size_t q = std::min(list.find(',', p), list.size());
-        o.bounds.push_back(std::stod(list.substr(p, q - p)));
-        p = q + 1;
-      }
+      for (const std::string& b : split_commas(value())) o.bounds.push_back(std::stod(b));
       bounds = true;
+    } else if (a == "--dtype") {
+      o.dtypes = split_commas(value());
+      for (const std::string& t : o.dtypes)
+        if (t != "f32" && t != "f16" && t != "bf16") usage(2);
     } else if (a == "-h" || a == "--help") usage(0);
     else usage(2);
   } catch (const std::logic_error&) {  // std::stod & co. on a malformed number
@@ -441,7 +470,7 @@ int run(int argc, char** argv) {
     const std::vector<Field> fields = load_fields(o.data);
     std::size_t total = 0;
     for (const Field& f : fields) {
-      bench_input(c, o, f.name, true, f.values, emit);
+      bench_dtypes(c, o, f.name, true, f.values, emit);
       total += f.values.size();
     }
     std::vector<float> cat(big / sizeof(float));
@@ -450,10 +479,10 @@ int run(int argc, char** argv) {
         for (std::size_t k = 0; k < f.values.size() && i < cat.size(); ++k) cat[i++] = f.values[k];
     char label[64];
     std::snprintf(label, sizeof label, "concat(%zu fields, tiled)x%.1f", fields.size(), double(cat.size()) / double(total));
-    bench_input(c, o, label, false, cat, emit);
+    bench_dtypes(c, o, label, false, cat, emit);
   }
-  bench_input(c, o, "smooth", false, make_smooth<float>(big / sizeof(float), o.seed), emit);
-  bench_input(c, o, "noise", false, make_noise(big / sizeof(float), o.seed), emit, true);
+  bench_dtypes(c, o, "smooth", false, make_smooth<float>(big / sizeof(float), o.seed), emit);
+  bench_dtypes(c, o, "noise", false, make_noise(big / sizeof(float), o.seed), emit, true);
   bench_input(c, o, "smooth_f64", false, make_smooth<double>(big / sizeof(double), o.seed), emit);
 
   std::printf("roofline: cudaMemcpy D2D %zu MiB: %.2f TB/s median, %.2f TB/s best (bytes read + written)\n", o.size_mb,
@@ -470,12 +499,12 @@ int run(int argc, char** argv) {
     std::snprintf(dev_row, sizeof dev_row,
                   "{\"kind\": \"device\", \"gpu\": %s, \"sms\": %d, \"cuda_runtime\": %d, \"driver\": %d, \"runs\": %d, "
                   "\"warmups\": %d, \"size_mib\": %zu, \"seed\": %llu}",
-                  jstr(prop.name).c_str(), prop.multiProcessorCount, rt, drv, o.runs, kWarmups, o.size_mb,
+                  json_string(prop.name).c_str(), prop.multiProcessorCount, rt, drv, o.runs, kWarmups, o.size_mb,
                   static_cast<unsigned long long>(o.seed));
     std::snprintf(roof_row, sizeof roof_row,
                   "{\"kind\": \"roofline\", \"op\": \"cudaMemcpy D2D\", \"bytes\": %zu, \"ms_median\": %s, \"ms_min\": %s, "
                   "\"tbps_median\": %s}",
-                  big, jnum(roof.med_ms).c_str(), jnum(roof.min_ms).c_str(), jnum(c.roof_gbps / 1e3).c_str());
+                  big, json_number(roof.med_ms).c_str(), json_number(roof.min_ms).c_str(), json_number(c.roof_gbps / 1e3).c_str());
     write_json(o.json, c, {dev_row, roof_row}, rows);
   }
   NCCLZ_CUDA_TRY(cudaEventDestroy(c.start));
