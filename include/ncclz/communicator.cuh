@@ -50,6 +50,7 @@
 #include "ncclz/device/detail/reduce_kernels.cuh"
 #include "ncclz/device/device_codec.cuh"
 #include "ncclz/error.hpp"
+#include "ncclz/pipeline.hpp"
 #include "ncclz/schedule/schedule.hpp"
 
 namespace ncclz {
@@ -64,6 +65,7 @@ struct call_info {
   std::uint64_t chunk_bytes = 0;    ///< compressed bytes of the chunk(s) this rank coded last
   double ratio = 0;                 ///< their uncompressed bytes / chunk_bytes
   double error_bound = 0;           ///< absolute bound every result element keeps (on ranks that compressed)
+  int parts = 0;                    ///< pipeline parts the message was cut into (Pipeline)
   int size_waits = 0;               ///< host waits for compressed sizes
   double size_wait_ms = 0;          ///< host time spent in them (includes GPU work still queued)
   bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
@@ -78,6 +80,9 @@ struct communicator_config {
   /// benchmark in docs/benchmarks.md. As with NCCL, the ranks must agree on the count for the
   /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
+  /// Direct reductions are cut into parts of at least this many bytes of each rank's input (and
+  /// at most Pipeline's max_parts), so that coding one part overlaps moving another.
+  std::size_t pipeline_part_bytes = std::size_t{16} << 20;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
 };
@@ -89,8 +94,11 @@ struct phase_time {
   float ms;
 };
 
-template <class Codec, class Schedule = schedule::Auto>
+template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<Overlap<4>>>
 class Communicator {
+  static_assert(PipelinePolicy<Pipe>,
+                "ncclz::Communicator<Codec, Schedule, Pipe>: Pipe must be ncclz::Pipeline<ncclz::Overlap<N>> (1 <= N <= 16) "
+                "or ncclz::Pipeline<ncclz::NoOverlap> (ncclz/pipeline.hpp)");
   static_assert(schedule::SchedulePolicy<Schedule>,
                 "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring or Tree, or a "
                 "tag type with a static `name` and an algorithm_for(tag, collective, bytes, nranks) overload "
@@ -101,12 +109,14 @@ class Communicator {
     if (comm == nullptr) detail::throw_invalid("Communicator", "the NCCL communicator is null");
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommCount(comm_, &nranks_));
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommUserRank(comm_, &rank_));
-    NCCLZ_CUDA_TRY(cudaMallocHost(&h_meta_, meta_bytes() + 64));
+    grow_host_meta(1);
   }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator() {
     for (const phase_mark& m : marks_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(m.event));
+    for (const cudaEvent_t e : sync_events_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(e));
+    if (compute_) NCCLZ_CUDA_TRY_NO_THROW(cudaStreamDestroy(compute_));
     release_device();
     if (reduce_.base) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(reduce_.base));
     if (h_meta_) NCCLZ_CUDA_TRY_NO_THROW(cudaFreeHost(h_meta_));
@@ -268,7 +278,8 @@ class Communicator {
       info_.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1) / static_cast<std::uint64_t>(nranks_);
       return;
     }
-    reduced_chunks<T>(fn, "allreduce", send, recv, count, red, algo, /*root=*/-1, stream);
+    reduction<T>(fn, "allreduce", send, recv, count, schedule::segments(count, nranks_), red, algo, /*root=*/-1,
+                 /*scatter=*/false, stream);
   }
 
   /// Reduces `count` values over all ranks into the root's `recv`, as ncclReduce (recv is
@@ -288,7 +299,8 @@ class Communicator {
       info_.bytes_sent = count * sizeof(T);
       return;
     }
-    reduced_chunks<T>(fn, "reduce", send, recv, count, red, algo, root, stream);
+    reduction<T>(fn, "reduce", send, recv, count, schedule::segments(count, nranks_), red, algo, root, /*scatter=*/false,
+                 stream);
   }
 
   /// Reduces `recvcount * nranks` values over all ranks and leaves block r (recvcount values) on
@@ -311,14 +323,7 @@ class Communicator {
     }
     std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
     for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
-    const std::uint64_t sent = reduce_codes<T>(fn, send, count, seg, red, algo, stream);
-    ncclz::kernels::dequantize_kernel<T><<<grid_for(recvcount), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), recvcount, reduce_.step, recv);
-    NCCLZ_CUDA_TRY(cudaGetLastError());
-    finish_info("reduce_scatter", algo, count * sizeof(T), stream);
-    info_.error_bound *= red.bound_scale;
-    info_.bytes_sent += sent;
-    set_ratio(reduce_.coded_input_bytes, reduce_.coded_bytes);
+    reduction<T>(fn, "reduce_scatter", send, recv, count, seg, red, algo, /*root=*/-1, /*scatter=*/true, stream);
   }
 
   /// Time per phase of the last compressed call, summed over its occurrences, in the order the
@@ -351,39 +356,64 @@ class Communicator {
   // meta: one row per rank, {count, bytes sent to rank 0, ..., bytes sent to rank n-1}.
   template <class T>
   void reserve(std::size_t count, int slots) {
-    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count), slots);
+    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count), slots, 1);
   }
 
-  void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes, int slots) {
+  void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes, int slots, int meta_sets) {
     const std::size_t chunk_capacity = format::align_up(chunk_bytes, 256);
     const std::size_t workspace = format::align_up(workspace_bytes, 256);
-    if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_ && slots <= slots_) return;
+    grow_host_meta(meta_sets);
+    if (device_ != nullptr && chunk_capacity <= chunk_capacity_ && workspace <= workspace_capacity_ && slots <= slots_ &&
+        meta_sets <= device_meta_sets_) {
+      return;
+    }
     release_device();  // cudaFree waits for work still using the old buffers
     chunk_capacity_ = std::max(chunk_capacity, chunk_capacity_);
     workspace_capacity_ = std::max(workspace, workspace_capacity_);
     slots_ = std::max(slots, slots_);
+    device_meta_sets_ = std::max(meta_sets, device_meta_sets_);
     held_bytes_ = workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slots_);
     NCCLZ_CUDA_TRY(cudaMalloc(&device_, held_bytes_));
   }
 
+  /// Pinned host copy of `sets` meta sets, then the error bound. Grown between calls only, when
+  /// no copy into it is pending.
+  void grow_host_meta(int sets) {
+    if (sets <= host_meta_sets_) return;
+    if (h_meta_) NCCLZ_CUDA_TRY(cudaFreeHost(h_meta_));
+    h_meta_ = nullptr;
+    host_meta_sets_ = 0;
+    NCCLZ_CUDA_TRY(cudaMallocHost(&h_meta_, sizeof(std::uint64_t) * (meta_words() * static_cast<std::size_t>(sets) + 8)));
+    host_meta_sets_ = sets;
+  }
+
   static constexpr std::size_t kReportBytes = 256;
+  /// One meta set: a row per rank, {count, bytes sent to rank 0, ..., to rank n-1}.
   std::size_t meta_words() const { return static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_ + 1); }
-  std::size_t meta_bytes() const { return format::align_up(sizeof(std::uint64_t) * meta_words(), 256); }
+  std::size_t meta_bytes() const {
+    return format::align_up(sizeof(std::uint64_t) * meta_words() * static_cast<std::size_t>(device_meta_sets_), 256);
+  }
+  double* host_bound() const { return reinterpret_cast<double*>(h_meta_ + meta_words() * static_cast<std::size_t>(host_meta_sets_)); }
   std::byte* workspace() const { return device_; }
   device::detail::decode_report* report() const {
     return reinterpret_cast<device::detail::decode_report*>(device_ + workspace_capacity_);
   }
-  std::uint64_t* meta() const { return reinterpret_cast<std::uint64_t*>(device_ + workspace_capacity_ + kReportBytes); }
-  std::uint64_t* meta_row(int r) const { return meta() + static_cast<std::size_t>(r) * (nranks_ + 1); }
+  std::uint64_t* meta(int set = 0) const {
+    return reinterpret_cast<std::uint64_t*>(device_ + workspace_capacity_ + kReportBytes) + meta_words() * static_cast<std::size_t>(set);
+  }
+  std::uint64_t* meta_row(int r, int set = 0) const { return meta(set) + static_cast<std::size_t>(r) * (nranks_ + 1); }
   /// Device word where the encoder of rank `from`'s chunk for rank `to` puts its size.
-  std::uint64_t* meta_slot(int from, int to) const { return meta_row(from) + 1 + to; }
+  std::uint64_t* meta_slot(int from, int to, int set = 0) const { return meta_row(from, set) + 1 + to; }
+  std::uint64_t* host_row(int r, int set) const {
+    return h_meta_ + meta_words() * static_cast<std::size_t>(set) + static_cast<std::size_t>(r) * (nranks_ + 1);
+  }
   std::byte* chunk(int slot) const {
     return device_ + workspace_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slot);
   }
-  /// Sizes from the last exchange_meta.
-  std::uint64_t sent_bytes(int from, int to) const { return h_meta_[static_cast<std::size_t>(from) * (nranks_ + 1) + 1 + to]; }
+  /// Sizes from the exchange_meta of `set`.
+  std::uint64_t sent_bytes(int from, int to, int set = 0) const { return host_row(from, set)[1 + to]; }
   /// The one chunk rank r coded for everyone (allgather, broadcast, allreduce's second half).
-  std::uint64_t chunk_size(int r) const { return sent_bytes(r, r); }
+  std::uint64_t chunk_size(int r, int set = 0) const { return sent_bytes(r, r, set); }
 
   template <class T>
   void check_buffers(const char* fn, const T* send, const T* recv, std::size_t send_count, std::size_t recv_count,
@@ -417,11 +447,13 @@ class Communicator {
   }
 
   /// Zeroes this rank's meta row: sizes of chunks not coded in this call read 0.
-  void start_call(cudaStream_t stream) {
+  void start_call(cudaStream_t stream, int meta_sets = 1) {
     error_bound_ = 0;
     marks_used_ = 0;
     mark("start", stream);
-    NCCLZ_CUDA_TRY(cudaMemsetAsync(meta_row(rank_), 0, sizeof(std::uint64_t) * (nranks_ + 1), stream));
+    for (int set = 0; set < meta_sets; ++set) {
+      NCCLZ_CUDA_TRY(cudaMemsetAsync(meta_row(rank_, set), 0, sizeof(std::uint64_t) * (nranks_ + 1), stream));
+    }
   }
 
   /// Ends the phase running since the last mark (config.profile_phases only).
@@ -459,14 +491,15 @@ class Communicator {
 
   /// Gathers every rank's meta row and waits for it on the host; throws on every rank if the
   /// counts differ. Reads the bound the encoder applied from the chunk header at bound_source_.
-  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream) {
-    std::uint64_t* row = h_meta_ + static_cast<std::size_t>(rank_) * (nranks_ + 1);
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0) {
+    std::uint64_t* row = host_row(rank_, set);
     row[0] = count;
     mark("codec", stream);
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    enqueue(ncclAllGather(meta_row(rank_), meta(), nranks_ + 1, ncclUint64, comm_, stream), "ncclAllGather");
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, meta(), sizeof(std::uint64_t) * meta_words(), cudaMemcpyDeviceToHost, stream));
-    double* h_bound = reinterpret_cast<double*>(reinterpret_cast<std::byte*>(h_meta_) + meta_bytes());
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_, set), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
+    enqueue(ncclAllGather(meta_row(rank_, set), meta(set), nranks_ + 1, ncclUint64, comm_, stream), "ncclAllGather");
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(host_row(0, set), meta(set), sizeof(std::uint64_t) * meta_words(), cudaMemcpyDeviceToHost,
+                                   stream));
+    double* h_bound = host_bound();
     *h_bound = 0;
     if (bound_source_ != nullptr) {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source_ + offsetof(format::chunk_header, error_bound), sizeof(double),
@@ -475,7 +508,7 @@ class Communicator {
     timed_wait(fn, stream);
     if (bound_source_ != nullptr) error_bound_ = *h_bound;
     for (int r = 0; r < nranks_; ++r) {
-      const std::uint64_t theirs = h_meta_[static_cast<std::size_t>(r) * (nranks_ + 1)];
+      const std::uint64_t theirs = host_row(r, set)[0];
       if (theirs != count) {
         detail::throw_invalid(fn, "ranks passed different counts: rank " + std::to_string(rank_) + " has " +
                                       std::to_string(count) + ", rank " + std::to_string(r) + " has " + std::to_string(theirs));
@@ -485,12 +518,16 @@ class Communicator {
 
   /// Sends this rank's one chunk to every peer (root < 0) or to the root only, and receives
   /// theirs where they are needed; sizes from the last exchange_meta.
-  void exchange_chunks(cudaStream_t stream, int root) {
+  void exchange_chunks(cudaStream_t stream, int root, int slot_base = 0, int set = 0) {
     enqueue(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < nranks_; ++peer) {
       if (peer == rank_) continue;
-      if (root < 0 || peer == root) enqueue(ncclSend(chunk(rank_), chunk_size(rank_), ncclUint8, peer, comm_, stream), "ncclSend");
-      if (root < 0 || rank_ == root) enqueue(ncclRecv(chunk(peer), chunk_size(peer), ncclUint8, peer, comm_, stream), "ncclRecv");
+      if (root < 0 || peer == root) {
+        enqueue(ncclSend(chunk(slot_base + rank_), chunk_size(rank_, set), ncclUint8, peer, comm_, stream), "ncclSend");
+      }
+      if (root < 0 || rank_ == root) {
+        enqueue(ncclRecv(chunk(slot_base + peer), chunk_size(peer, set), ncclUint8, peer, comm_, stream), "ncclRecv");
+      }
     }
     enqueue(ncclGroupEnd(), "ncclGroupEnd");
     mark("transfer", stream);
@@ -555,6 +592,7 @@ class Communicator {
     info_ = call_info{};
     info_.collective = collective;
     info_.schedule = schedule::name(algo);
+    info_.parts = 1;
     info_.coder = Codec::coder::name;
     info_.input_bytes = input_bytes;
     info_.bytes_sent = range_bytes_sent_ + sizeof(std::uint64_t) * (nranks_ + 1) * static_cast<std::uint64_t>(size_waits_);
@@ -722,15 +760,29 @@ class Communicator {
     return reinterpret_cast<device::detail::range_keys*>(workspace() + device::detail::layout_for(0).range);
   }
 
-  /// allreduce (root < 0) and reduce: reduce-scatter of codes, then each owner codes its
-  /// segment once and the chunks go, unchanged, to every rank or to the root.
+  /// allreduce (root < 0), reduce (to root) and reduce_scatter (scatter): a reduce-scatter of
+  /// codes leaves the reduction of segment `rank` on this rank; reduce_scatter dequantizes it,
+  /// the others code it once and send the chunks, unchanged, to every rank or to the root.
   template <class T>
-  void reduced_chunks(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
-                      const code_reduction& red, schedule::algorithm algo, int root, cudaStream_t stream) {
-    const std::vector<schedule::segment> seg = schedule::segments(count, nranks_);
-    const std::uint64_t sent = reduce_codes<T>(fn, send, count, seg, red, algo, stream);
-    device::detail::reset_tile_words(workspace(), seg[rank_].count, stream);
-    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), seg[rank_].count, chunk(rank_),
+  void reduction(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
+                 const std::vector<schedule::segment>& seg, const code_reduction& red, schedule::algorithm algo, int root,
+                 bool scatter, cudaStream_t stream) {
+    if (algo != schedule::algorithm::ring || nranks_ == 1) {
+      direct_reduction<T>(fn, collective, send, recv, count, seg, red, algo, root, scatter, stream);
+      return;
+    }
+    const std::uint64_t sent = ring_reduce_codes<T>(fn, send, count, seg, red, stream);
+    const schedule::segment mine = seg[rank_];
+    if (scatter) {
+      dequantize<T>(mine.count, recv, stream);
+      finish_info(collective, algo, count * sizeof(T), stream);
+      info_.error_bound *= red.bound_scale;
+      info_.bytes_sent += sent;
+      set_ratio(reduce_.coded_input_bytes, reduce_.coded_bytes);
+      return;
+    }
+    device::detail::reset_tile_words(workspace(), mine.count, stream);
+    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), mine.count, chunk(rank_),
                     meta_slot(rank_, rank_), red, stream);
     bound_source_ = chunk(rank_);
     exchange_meta(fn, count, stream);
@@ -744,17 +796,183 @@ class Communicator {
     info_.error_bound *= red.bound_scale;
     const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(nranks_ - 1) : (rank_ == root ? 0u : 1u);
     info_.bytes_sent += sent + chunk_size(rank_) * peers;
-    set_ratio(seg[rank_].count * sizeof(T), chunk_size(rank_));
+    set_ratio(mine.count * sizeof(T), chunk_size(rank_));
   }
 
-  /// Quantizes this rank's input once and reduces the codes of segment `rank` from all ranks
-  /// into reduce_.acc_* (direct or ring). Chunk slots: [0, n) receive, [n, 2n) send. Returns
-  /// the payload bytes this rank sent.
+  /// The reduced codes in reduce_.acc_* as values.
   template <class T>
-  std::uint64_t reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
-                             const code_reduction& red, schedule::algorithm algo, cudaStream_t stream) {
+  void dequantize(std::size_t count, T* out, cudaStream_t stream) {
+    ncclz::kernels::dequantize_kernel<T><<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, reduce_.step, out);
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+
+  /// Parts a direct reduction of `bytes` (per rank) is cut into: Pipe's limit, parts of at
+  /// least config.pipeline_part_bytes.
+  int part_count(std::uint64_t bytes) const {
+    const std::uint64_t floor_bytes = std::max<std::uint64_t>(config_.pipeline_part_bytes, 1);
+    return static_cast<int>(std::clamp<std::uint64_t>(bytes / floor_bytes, 1, static_cast<std::uint64_t>(Pipe::max_parts)));
+  }
+
+  cudaEvent_t sync_event(std::size_t i) {
+    while (sync_events_.size() <= i) {
+      cudaEvent_t e;
+      NCCLZ_CUDA_TRY(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+      sync_events_.push_back(e);
+    }
+    return sync_events_[i];
+  }
+
+  /// `waiter` waits for the work enqueued on `signaler` so far.
+  void join(cudaStream_t waiter, cudaStream_t signaler, std::size_t event_index) {
+    const cudaEvent_t e = sync_event(event_index);
+    NCCLZ_CUDA_TRY(cudaEventRecord(e, signaler));
+    NCCLZ_CUDA_TRY(cudaStreamWaitEvent(waiter, e, 0));
+  }
+
+  /// The direct reductions, in parts (Pipeline). Each segment is cut into `parts` sub-segments;
+  /// part i is: quantize and code the peers' sub-segments (coding stream), one size exchange and
+  /// one group of sends/receives (caller's stream), decode and reduce (coding stream), then, but
+  /// for reduce_scatter, the owner codes its reduced sub-segment and a second size exchange and
+  /// group move those chunks unchanged. NCCL work stays in order on the caller's stream, and
+  /// coding runs beside it: while part i moves, part i+1 is coded and part i-1 reduced or
+  /// decoded. Chunk slots of part i: [2ni, 2ni + n) received (then the owners' chunks),
+  /// [2ni + n, 2n(i+1)) sent; meta sets: i for the first exchange, parts + i for the second.
+  template <class T>
+  void direct_reduction(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
+                        const std::vector<schedule::segment>& seg, const code_reduction& red, schedule::algorithm algo,
+                        int root, bool scatter, cudaStream_t stream) {
+    const int n = nranks_, me = rank_;
+    const int parts = part_count(count * sizeof(T));
+    const auto sub = [&](int i, int r) {
+      const schedule::segment s = schedule::segment_of(seg[r].count, parts, i);
+      return schedule::segment{seg[r].first + s.first, s.count};
+    };
+    std::uint64_t part_elements = 0;
+    for (int i = 0; i < parts; ++i)
+      for (int r = 0; r < n; ++r) part_elements = std::max(part_elements, sub(i, r).count);
+    reserve_bytes(format::max_fixed_chunk_bytes(part_elements, sizeof(T)), device::workspace_bytes<T>(part_elements),
+                  2 * n * parts, 2 * parts);
+    reserve_reduce<T>(count, part_elements);
+    if (compute_ == nullptr) NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    const auto recv_slot = [&](int i, int r) { return 2 * n * i + r; };
+    const auto send_slot = [&](int i, int r) { return 2 * n * i + n + r; };
+    std::size_t events = 0;
+
+    start_call(stream, 2 * parts);
+    reset_report(stream);
+    device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), part_elements, stream);
+    if constexpr (Codec::quantizer::needs_range) {
+      device::detail::launch_range(send, count, range, stream);
+      merge_range_across_ranks(range, stream);
+    }
+    join(compute_, stream, events++);
+
+    // Coding stream: every part's quantize + encode first (all reads of `send` come before any
+    // write of `recv`, so in-place calls are safe), then reductions and decodes as parts arrive.
+    auto* own_values = static_cast<T*>(reduce_.own_values);
+    std::vector<std::size_t> coded(static_cast<std::size_t>(parts));
+    std::uint64_t coded_input = 0;
+    for (int i = 0; i < parts; ++i) {
+      for (int r = 0; r < n; ++r) {
+        const schedule::segment s = sub(i, r);
+        if (s.count == 0) continue;
+        ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
+            <<<grid_for(s.count), ncclz::kernels::kElementwiseThreads, 0, compute_>>>(
+                send + s.first, s.count, reduce_.own_codes + s.first, own_values + s.first, range, red.code_bound,
+                red.limit_ranks, reduce_.step);
+        NCCLZ_CUDA_TRY(cudaGetLastError());
+      }
+      for (int k = 1; k < n; ++k) {
+        const int p = (me + k) % n;
+        const schedule::segment s = sub(i, p);
+        device::detail::reset_tile_words(workspace(), s.count, compute_);
+        encode_codes<T>(reduce_.own_codes + s.first, own_values + s.first, s.count, chunk(send_slot(i, p)),
+                        meta_slot(me, p, i), red, compute_);
+        coded_input += s.count * sizeof(T);
+      }
+      coded[i] = events;
+      NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
+    }
+
+    std::uint64_t sent = 0, owner_chunk_bytes = 0;
+    for (int i = 0; i < parts; ++i) {
+      NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
+      if (i == 0 && n > 1) bound_source_ = chunk(send_slot(0, (me + 1) % n));
+      exchange_meta(fn, count, stream, i);
+      enqueue(ncclGroupStart(), "ncclGroupStart");
+      for (int p = 0; p < n; ++p) {
+        if (p == me) continue;
+        enqueue(ncclSend(chunk(send_slot(i, p)), sent_bytes(me, p, i), ncclUint8, p, comm_, stream), "ncclSend");
+        enqueue(ncclRecv(chunk(recv_slot(i, p)), sent_bytes(p, me, i), ncclUint8, p, comm_, stream), "ncclRecv");
+        sent += sent_bytes(me, p, i);
+      }
+      enqueue(ncclGroupEnd(), "ncclGroupEnd");
+      mark("transfer", stream);
+      join(compute_, stream, events++);
+      // acc = this rank's codes, then each peer's in rank order (outliers combine in a fixed order).
+      const schedule::segment mine = sub(i, me);
+      auto* acc_values = static_cast<T*>(reduce_.acc_values);
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes + mine.first, mine.count * sizeof(std::int32_t),
+                                     cudaMemcpyDeviceToDevice, compute_));
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values + mine.first, mine.count * sizeof(T), cudaMemcpyDeviceToDevice,
+                                     compute_));
+      for (int p = 0; p < n; ++p) {
+        if (p == me) continue;
+        decode_codes<T>(chunk(recv_slot(i, p)), sent_bytes(p, me, i), mine.count, reduce_.peer_codes, reduce_.peer_values,
+                        compute_);
+        accumulate<T>(red, reduce_.peer_codes, static_cast<const T*>(reduce_.peer_values), mine.count, compute_);
+      }
+      if (scatter) {
+        dequantize<T>(mine.count, recv + (mine.first - seg[me].first), compute_);
+      } else {
+        device::detail::reset_tile_words(workspace(), mine.count, compute_);
+        encode_codes<T>(reduce_.acc_codes, acc_values, mine.count, chunk(recv_slot(i, me)), meta_slot(me, me, parts + i), red,
+                        compute_);
+      }
+      coded[i] = events;
+      NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
+    }
+
+    if (!scatter) {
+      for (int i = 0; i < parts; ++i) {
+        NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
+        bound_source_ = chunk(recv_slot(i, me));
+        exchange_meta(fn, count, stream, parts + i);
+        exchange_chunks(stream, root, recv_slot(i, 0), parts + i);
+        owner_chunk_bytes += chunk_size(me, parts + i);
+        if (root < 0 || me == root) {
+          join(compute_, stream, events++);
+          for (int r = 0; r < n; ++r) {
+            const schedule::segment s = sub(i, r);
+            device::detail::launch_decode<Codec>(chunk(recv_slot(i, r)), chunk_size(r, parts + i), recv + s.first, s.count,
+                                                 report(), compute_);
+          }
+        }
+      }
+    }
+    join(stream, compute_, events++);
+    finish_info(collective, algo, count * sizeof(T), stream);
+    info_.parts = parts;
+    info_.error_bound *= red.bound_scale;
+    if (scatter) {
+      info_.bytes_sent += sent;
+      set_ratio(coded_input, sent);
+    } else {
+      const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(n - 1) : (me == root ? 0u : 1u);
+      info_.bytes_sent += sent + owner_chunk_bytes * peers;
+      set_ratio(seg[me].count * sizeof(T), owner_chunk_bytes);
+    }
+  }
+
+  /// Quantizes this rank's input once and runs the ring reduce-scatter of codes: afterwards the
+  /// reduction of segment `rank` sits in reduce_.acc_*. Chunk slots: 0 receives, n sends.
+  /// Returns the payload bytes this rank sent.
+  template <class T>
+  std::uint64_t ring_reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
+                                  const code_reduction& red, cudaStream_t stream) {
     const std::uint64_t largest = largest_segment(seg);
-    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest), 2 * nranks_);
+    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest), 2 * nranks_, 1);
     reserve_reduce<T>(count, largest);
     start_call(stream);
     reset_report(stream);
@@ -771,42 +989,7 @@ class Communicator {
         <<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
             send, count, reduce_.own_codes, own_values, range, red.code_bound, red.limit_ranks, reduce_.step);
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    const schedule::segment mine = seg[rank_];
-    if (algo != schedule::algorithm::ring || nranks_ == 1) {
-      // Direct: code every peer's segment of this rank's codes, one size exchange, one group.
-      for (int i = 1; i < nranks_; ++i) {
-        const int p = (rank_ + i) % nranks_;
-        if (i > 1) device::detail::reset_tile_words(workspace(), seg[p].count, stream);
-        encode_codes<T>(reduce_.own_codes + seg[p].first, own_values + seg[p].first, seg[p].count, chunk(nranks_ + p),
-                        meta_slot(rank_, p), red, stream);
-        reduce_.coded_input_bytes += seg[p].count * sizeof(T);
-      }
-      if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
-      exchange_meta(fn, count, stream);
-      std::uint64_t sent = 0;
-      enqueue(ncclGroupStart(), "ncclGroupStart");
-      for (int p = 0; p < nranks_; ++p) {
-        if (p == rank_) continue;
-        enqueue(ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream), "ncclSend");
-        enqueue(ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream), "ncclRecv");
-        sent += sent_bytes(rank_, p);
-      }
-      enqueue(ncclGroupEnd(), "ncclGroupEnd");
-      mark("transfer", stream);
-      reduce_.coded_bytes = sent;
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes + mine.first, mine.count * sizeof(std::int32_t),
-                                     cudaMemcpyDeviceToDevice, stream));
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values + mine.first, mine.count * sizeof(T), cudaMemcpyDeviceToDevice,
-                                     stream));
-      // Peers in a fixed order (rank order), so outliers combine in the same order on every run.
-      for (int p = 0; p < nranks_; ++p) {
-        if (p == rank_) continue;
-        decode_codes<T>(chunk(p), sent_bytes(p, rank_), mine.count, reduce_.peer_codes, reduce_.peer_values, stream);
-        accumulate<T>(red, reduce_.peer_codes, static_cast<const T*>(reduce_.peer_values), mine.count, stream);
-      }
-      return sent;
-    }
-    // Ring: each step codes the partial sum received at the step before; sizes go one step ahead.
+    // Each step codes the partial sum received at the step before; sizes go one step ahead.
     exchange_meta(fn, count, stream);  // equal counts, before any ring step
     std::uint64_t sent = 0;
     std::byte* send_chunk = chunk(nranks_);
@@ -852,7 +1035,10 @@ class Communicator {
   std::byte* device_ = nullptr;
   std::size_t held_bytes_ = 0, chunk_capacity_ = 0, workspace_capacity_ = 0;
   int slots_ = 0;
-  std::uint64_t* h_meta_ = nullptr;  // pinned: the meta rows, then the error bound
+  int device_meta_sets_ = 1, host_meta_sets_ = 0;
+  std::uint64_t* h_meta_ = nullptr;  // pinned: host_meta_sets_ meta sets, then the error bound
+  cudaStream_t compute_ = nullptr;   // the pipeline's coding stream beside the caller's
+  std::vector<cudaEvent_t> sync_events_;
   std::uint64_t range_bytes_sent_ = 0;
   const std::byte* bound_source_ = nullptr;  // a chunk this call coded: its header holds the bound applied
   double error_bound_ = 0, size_wait_ms_ = 0;

@@ -63,9 +63,11 @@ struct device_array {
 };
 
 /// The tests exercise the compressed path at every size; the fallback has its own check.
+/// Small pipeline parts, so that the multi-part path runs at test sizes too.
 ncclz::communicator_config compress_always() {
   ncclz::communicator_config c;
   c.fallback_below_bytes = 0;
+  c.pipeline_part_bytes = 256 << 10;
   return c;
 }
 
@@ -218,7 +220,7 @@ std::size_t count_sum_violations(const T* got, const double* want, std::size_t n
 }
 
 /// allreduce (root < 0) or reduce to `root`, with `op`, checked on every rank that gets a result.
-template <class Codec, class T, class Schedule = ncclz::schedule::Auto>
+template <class Codec, class T, class Schedule = ncclz::schedule::Auto, class Pipe = ncclz::Pipeline<ncclz::Overlap<4>>>
 void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
                      double bound, bool in_place, ncclRedOp_t op = ncclSum, int root = -1) {
   const int n = cc.nranks(), me = cc.rank();
@@ -226,7 +228,7 @@ void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 3 * count, r, count));
   const std::vector<double> want = exact_reduce(inputs, op);
   const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
-  ncclz::Communicator<Codec, Schedule> comm(cc.comm(), compress_always());
+  ncclz::Communicator<Codec, Schedule, Pipe> comm(cc.comm(), compress_always());
   device_array<T> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(count, 1) * sizeof(T), stream));
   T* send = in_place ? d_recv.ptr : d_send.ptr;
@@ -237,6 +239,7 @@ void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   std::vector<T> got(count);
   if (count) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, count * sizeof(T), cudaMemcpyDeviceToHost));
   const std::string what = std::string(root < 0 ? "allreduce " : "reduce ") + op_name(op) + " " + comm.last_call().schedule +
+                           " x" + std::to_string(comm.last_call().parts) +
                            (sizeof(T) == 4 ? " f32 " : " f64 ") + Codec::quantizer::name + " count " + std::to_string(count) +
                            (in_place ? " in place" : "") + (root >= 0 ? " root " + std::to_string(root) : "");
   double max_err = 0;
@@ -270,7 +273,8 @@ void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stre
   comm.check(stream);
   std::vector<T> got(recvcount);
   if (recvcount) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, recvcount * sizeof(T), cudaMemcpyDeviceToHost));
-  const std::string what = std::string("reduce_scatter ") + op_name(op) + " " + comm.last_call().schedule +
+  const std::string what = std::string("reduce_scatter ") + op_name(op) + " " + comm.last_call().schedule + " x" +
+                           std::to_string(comm.last_call().parts) +
                            (sizeof(T) == 4 ? " f32 " : " f64 ") + Codec::quantizer::name + " recvcount " + std::to_string(recvcount);
   double max_err = 0;
   const std::size_t bad = count_sum_violations(got.data(), want.data() + static_cast<std::size_t>(me) * recvcount, recvcount, eb, max_err);
@@ -329,23 +333,26 @@ float median_time_ms(ncclz::cluster_comm& cc, cudaStream_t stream, Op&& op) {
 }
 
 /// ncclz allreduce vs ncclAllReduce of the same floats (median of 5 after 2 warm-ups).
+template <class Pipe = ncclz::Pipeline<ncclz::Overlap<4>>>
 void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
   const int me = cc.rank();
   const std::vector<float> input = input_of<float>(seed, me, count);
   device_array<float> d_send(count), d_recv(count);
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
-  ncclz::communicator_config config = compress_always();
+  ncclz::communicator_config config;  // the default pipeline parts
+  config.fallback_below_bytes = 0;
   config.profile_phases = true;
-  ncclz::Communicator<RelFL> comm(cc.comm(), config);
+  ncclz::Communicator<RelFL, ncclz::schedule::Auto, Pipe> comm(cc.comm(), config);
   auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
   const float nccl_ms = median_ms([&] {
     cc.check(ncclAllReduce(d_send.ptr, d_recv.ptr, count, ncclFloat, ncclSum, cc.comm(), stream), "ncclAllReduce");
   });
   const float ncclz_ms = median_ms([&] { comm.allreduce(d_send.ptr, d_recv.ptr, count, ncclSum, rel, stream); });
   if (me == 0) {
-    std::printf("TIMING allreduce %zu MiB, %d ranks, REL %.0e: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, host waits %.2f ms\n",
-                count * sizeof(float) >> 20, cc.nranks(), rel, nccl_ms, ncclz_ms, nccl_ms / ncclz_ms, comm.last_call().ratio,
-                comm.last_call().size_wait_ms);
+    std::printf("TIMING allreduce %zu MiB, %d ranks, REL %.0e, %s x%d: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, "
+                "%d host waits %.2f ms\n",
+                count * sizeof(float) >> 20, cc.nranks(), rel, comm.last_call().schedule, comm.last_call().parts, nccl_ms, ncclz_ms,
+                nccl_ms / ncclz_ms, comm.last_call().ratio, comm.last_call().size_waits, comm.last_call().size_wait_ms);
     std::printf("  phases of the last call on rank 0:");
     for (const ncclz::phase_time& p : comm.phase_times()) std::printf("  %s %.2f ms", p.phase, p.ms);
     std::printf("\n");
@@ -405,6 +412,9 @@ int run() {
     check_allreduce<RelFL, float, ncclz::schedule::Ring>(cc, c, stream, seed, count, 1e-3, false);
   }
   check_allreduce<RelFL, float>(cc, c, stream, seed, 300001, 1e-2, true);
+  check_allreduce<RelFL, float, ncclz::schedule::Auto, ncclz::Pipeline<ncclz::NoOverlap>>(cc, c, stream, seed, 1000003, 1e-3, true);
+  check_allreduce<AbsFL, double, ncclz::schedule::Direct, ncclz::Pipeline<ncclz::Overlap<3>>>(cc, c, stream, seed, 1000003, 1e-4,
+                                                                                            false, ncclSum, cc.nranks() - 1);
   check_allreduce<RelFL, float, ncclz::schedule::Ring>(cc, c, stream, seed, 300001, 1e-2, true);
   for (const ncclRedOp_t op : {ncclMin, ncclMax}) {
     check_allreduce<RelFL, float>(cc, c, stream, seed, 500009, 1e-3, false, op);
@@ -474,6 +484,8 @@ int run() {
   time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
   time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-3);
   time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-2);
+  time_allreduce<ncclz::Pipeline<ncclz::NoOverlap>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
+  time_allreduce<ncclz::Pipeline<ncclz::Overlap<8>>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   cc.synchronize(stream);
   NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
   std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");

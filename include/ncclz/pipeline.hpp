@@ -1,0 +1,43 @@
+// Pipeline policies: how many parts of a reduction are in flight at once.
+//
+//   ncclz::Pipeline<ncclz::Overlap<4>>  // cut the message into up to 4 parts: while part k moves,
+//                                       // part k+1 is coded and part k-1 is decoded and reduced
+//   ncclz::Pipeline<ncclz::NoOverlap>   // one part: code, move, decode one after the other
+//
+// The part size has a floor at run time (communicator_config::pipeline_part_bytes), so small
+// messages are not cut into parts whose size exchanges cost more than the overlap saves.
+// Parts apply to the direct reductions (allreduce, reduce, reduce_scatter); each costs its own
+// size exchanges (two for allreduce and reduce, one for reduce_scatter).
+#pragma once
+
+#include <concepts>
+
+namespace ncclz {
+
+/// Up to N parts in flight (1 <= N <= 16).
+template <int N>
+struct Overlap {
+  static_assert(N >= 1 && N <= 16, "ncclz::Overlap<N>: N (the most parts in flight) must be in [1, 16]");
+  static constexpr int max_parts = N;
+};
+
+/// One part: no overlap of coding and transfer.
+struct NoOverlap {
+  static constexpr int max_parts = 1;
+};
+
+template <class Mode>
+struct Pipeline {
+  static constexpr int max_parts = Mode::max_parts;
+};
+
+/// What ncclz needs from a pipeline policy: a part limit in [1, 16].
+template <class P>
+concept PipelinePolicy = requires {
+  { P::max_parts } -> std::convertible_to<int>;
+} && (P::max_parts >= 1 && P::max_parts <= 16);
+
+static_assert(PipelinePolicy<Pipeline<Overlap<4>>>);
+static_assert(PipelinePolicy<Pipeline<NoOverlap>>);
+
+}  // namespace ncclz
