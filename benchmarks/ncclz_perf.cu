@@ -13,6 +13,8 @@
 //
 // Exit status: 0; 1 when an element is wrong or a call fails; 2 on a bad command line; 77 without
 // a CUDA device (meson's "skipped").
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
@@ -28,19 +30,64 @@
 
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/ncclz.cuh"
+#include "json_text.hpp"
 #include "perf/perf_check.hpp"
 #include "perf/perf_options.hpp"
 
 extern char** environ;
 
+namespace ncclz::perf {
+// The 16-bit element types, seen from the float64 reference (perf/perf_check.hpp).
+struct half_conversions {
+  static __half from_float(float x) { return __float2half(x); }
+  static float to_float(__half x) { return __half2float(x); }
+};
+struct bfloat16_conversions {
+  static __nv_bfloat16 from_float(float x) { return __float2bfloat16(x); }
+  static float to_float(__nv_bfloat16 x) { return __bfloat162float(x); }
+};
+template <>
+struct element<__half> : detail::narrow_element<__half, half_conversions, 10> {
+  static constexpr const char* name = "half";
+};
+template <>
+struct element<__nv_bfloat16> : detail::narrow_element<__nv_bfloat16, bfloat16_conversions, 7> {
+  static constexpr const char* name = "bfloat16";
+};
+
+/// --schedule as a schedule policy (the extension point of ncclz/schedule/schedule.hpp), so that
+/// one Communicator type serves every choice: it answers as the tag it names would, refusals
+/// included. Set once from the command line, before any collective runs.
+struct schedule_flag {
+  static constexpr const char* name = "--schedule";
+  static inline std::string chosen = "auto";
+};
+
+schedule::algorithm algorithm_for(schedule_flag, schedule::collective c, std::uint64_t bytes, int nranks) {
+  namespace s = ncclz::schedule;
+  if (schedule_flag::chosen == "ring") return algorithm_for(s::Ring{}, c, bytes, nranks);
+  if (schedule_flag::chosen == "direct") return algorithm_for(s::Direct{}, c, bytes, nranks);
+  if (schedule_flag::chosen == "tree") return algorithm_for(s::Tree{}, c, bytes, nranks);
+  return algorithm_for(s::Auto{}, c, bytes, nranks);
+}
+}  // namespace ncclz::perf
+
 namespace {
 
+using ncclz::bench::json_array;
+using ncclz::bench::json_number;
+using ncclz::bench::json_object;
+using ncclz::bench::json_string;
+using ncclz::perf::schedule_flag;
 using ncclz::schedule::collective;
 namespace perf = ncclz::perf;
 
 template <class T>
 constexpr ncclDataType_t nccl_type() {
-  return std::is_same_v<T, float> ? ncclFloat : ncclDouble;
+  if constexpr (std::is_same_v<T, float>) return ncclFloat;
+  else if constexpr (std::is_same_v<T, double>) return ncclDouble;
+  else if constexpr (std::is_same_v<T, __half>) return ncclFloat16;
+  else return ncclBfloat16;
 }
 
 ncclRedOp_t nccl_op(perf::reduction r) {
@@ -51,9 +98,6 @@ ncclRedOp_t nccl_op(perf::reduction r) {
   }
   return ncclSum;
 }
-
-/// The collectives this build of ncclz has; the others are refused before anything runs.
-constexpr bool ncclz_has(collective c) { return c != collective::reduce && c != collective::alltoall; }
 
 template <class T>
 struct device_array {
@@ -75,7 +119,7 @@ timing summarize(std::vector<double> ms) {
 
 /// One rank's side of a row, gathered to rank 0 as doubles.
 struct rank_report {
-  double size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
+  double size_waits, size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
   double wrong_nccl, wrong_ncclz, max_err_nccl, max_err_ncclz;
 };
 
@@ -115,58 +159,6 @@ struct row {
     return k ? s / k : 0;
   }
 };
-
-// ---- JSON (one object per line: the configuration, each row, the summary) ------------------------
-std::string json_string(std::string_view s) {
-  std::string out = "\"";
-  for (const char c : s) {
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (static_cast<unsigned char>(c) < 0x20) {
-      char u[8];
-      std::snprintf(u, sizeof u, "\\u%04x", c);
-      out += u;
-    } else out += c;
-  }
-  return out + '"';
-}
-
-std::string json_number(double x) {
-  if (!std::isfinite(x)) return "null";
-  char b[32];
-  std::snprintf(b, sizeof b, "%.9g", x);
-  return b;
-}
-
-class json_object {
- public:
-  json_object& add(std::string_view key, std::string_view value) { return raw(key, json_string(value)); }
-  json_object& add(std::string_view key, const char* value) { return raw(key, json_string(value)); }
-  json_object& add(std::string_view key, double value) { return raw(key, json_number(value)); }
-  json_object& add(std::string_view key, bool value) { return raw(key, value ? "true" : "false"); }
-  json_object& raw(std::string_view key, std::string_view json) {
-    text_ += text_.empty() ? '{' : ',';
-    text_ += json_string(key);
-    text_ += ':';
-    text_ += json;
-    return *this;
-  }
-  [[nodiscard]] std::string str() const { return text_.empty() ? "{}" : text_ + "}"; }
-
- private:
-  std::string text_;
-};
-
-template <class Range, class F>
-std::string json_array(const Range& items, F to_json) {
-  std::string out = "[";
-  for (const auto& x : items) {
-    if (out.size() > 1) out += ',';
-    out += to_json(x);
-  }
-  return out + ']';
-}
 
 /// NCCL_*, NCCLZ_* and CUDA_* variables of this process: what shaped the transport and the run.
 std::string environment_json() {
@@ -323,9 +315,8 @@ class bench {
       case collective::reduce_scatter: ncclz_.reduce_scatter(in, out, count, nccl_op(o_.op), o_.bound, stream_); break;
       case collective::allgather: ncclz_.allgather(in, out, count, o_.bound, stream_); break;
       case collective::broadcast: ncclz_.broadcast(in, out, count, o_.root, o_.bound, stream_); break;
-      case collective::reduce:
-      case collective::alltoall:
-        ncclz::detail::throw_invalid("ncclz-perf", std::string("ncclz has no ") + ncclz::schedule::name(s.collective));
+      case collective::reduce: ncclz_.reduce(in, out, count, nccl_op(o_.op), o_.root, o_.bound, stream_); break;
+      case collective::alltoall: ncclz_.alltoall(in, out, count, o_.bound, stream_); break;
     }
   }
 
@@ -376,7 +367,7 @@ class bench {
     const double bound = slowest.back();
     const auto iters = static_cast<std::ptrdiff_t>(nccl_ms.size());
 
-    rank_report mine{info.size_wait_ms, static_cast<double>(info.bytes_sent), static_cast<double>(info.chunk_bytes),
+    rank_report mine{static_cast<double>(info.size_waits), info.size_wait_ms, static_cast<double>(info.bytes_sent), static_cast<double>(info.chunk_bytes),
                      info.ratio, info.error_bound, info.fallback ? 1.0 : 0.0, 0, 0, 0, 0};
     if (o_.check) {
       const perf::check_result c = check(s, info.fallback ? -1.0 : bound);
@@ -439,6 +430,7 @@ class bench {
     const std::string ranks = json_array(r.ranks, [&](const rank_report& k) {
       return json_object()
           .add("rank", static_cast<double>(&k - r.ranks.data()))
+          .add("size_waits", k.size_waits)
           .add("size_wait_ms", k.size_wait_ms)
           .add("bytes_sent", k.bytes_sent)
           .add("chunk_bytes", k.chunk_bytes)
@@ -479,7 +471,7 @@ class bench {
   std::size_t max_count_;
   device_array<T> d_send_, d_nccl_out_, d_ncclz_out_;
   device_array<double> d_scratch_;
-  ncclz::Communicator<Codec> ncclz_;
+  ncclz::Communicator<Codec, schedule_flag> ncclz_;
   std::vector<cudaEvent_t> start_, stop_;
   std::vector<T> host_nccl_, host_ncclz_;
 };
@@ -503,6 +495,7 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
       .add("bound_mode", o.mode == perf::bound_mode::rel ? "rel" : "abs")
       .add("bound", o.bound)
       .add("coder", o.coder)
+      .add("schedule", o.schedule)
       .raw("fallback_below", o.fallback_below ? json_number(static_cast<double>(*o.fallback_below)) : "null")
       .add("iters", static_cast<double>(o.iters))
       .add("warmup", static_cast<double>(o.warmup))
@@ -516,6 +509,10 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
 
 /// nccl-tests' closing lines, with ncclz's next to NCCL's. Returns the number of wrong elements.
 double print_summary(const std::vector<row>& rows, std::FILE* json, bool checked) {
+  if (rows.empty()) {
+    std::printf("# No rows: every size is below one element per rank (raise -b and -e)\n");
+    return 0;
+  }
   double nccl_busbw = 0, ncclz_busbw = 0, log_speedup = 0, wrong_nccl = 0, wrong_ncclz = 0;
   for (const row& r : rows) {
     nccl_busbw += r.busbw(r.nccl) / static_cast<double>(rows.size());
@@ -550,13 +547,9 @@ double print_summary(const std::vector<row>& rows, std::FILE* json, bool checked
 
 /// Refusals that need no GPU work, the same on every rank.
 void validate(const perf::options& o, int nranks) {
-  for (const collective c : o.collectives) {
-    if (!ncclz_has(c)) ncclz::detail::throw_invalid("ncclz-perf", std::string("-C: ncclz has no ") + ncclz::schedule::name(c) + " yet");
-  }
   if (o.root >= nranks) {
     ncclz::detail::throw_invalid("ncclz-perf", "-r " + std::to_string(o.root) + " but there are " + std::to_string(nranks) + " ranks");
   }
-  if (o.schedule != "auto") ncclz::detail::throw_invalid("ncclz-perf", "--schedule: this build of ncclz chooses the schedule itself (auto)");
   if (o.chunk_bytes != 0) ncclz::detail::throw_invalid("ncclz-perf", "--chunk: this build of ncclz does not pipeline chunks");
 }
 
@@ -594,10 +587,14 @@ int run(const perf::options& o) {
   cudaStream_t stream;
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const char* quantizer = o.mode == perf::bound_mode::rel ? "rel" : "abs";
+  schedule_flag::chosen = o.schedule;
   int rc = -1;
   ncclz::for_each_builtin_codec([&]<class Codec>() {
     if (std::string_view(Codec::quantizer::name) != quantizer || Codec::coder::name != o.coder) return;
-    rc = o.dtype == "double" ? run_with<Codec, double>(o, cc, in, stream) : run_with<Codec, float>(o, cc, in, stream);
+    if (o.dtype == "double") rc = run_with<Codec, double>(o, cc, in, stream);
+    else if (o.dtype == "half") rc = run_with<Codec, __half>(o, cc, in, stream);
+    else if (o.dtype == "bfloat16") rc = run_with<Codec, __nv_bfloat16>(o, cc, in, stream);
+    else rc = run_with<Codec, float>(o, cc, in, stream);
   });
   cc.synchronize(stream);
   NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));

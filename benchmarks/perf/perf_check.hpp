@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
@@ -26,8 +27,8 @@
 namespace ncclz::perf {
 
 /// The element types ncclz-perf runs, as seen from the float64 reference: how a double rounds to
-/// T, T's unit in the last place at a value, and T's machine epsilon. Other element types
-/// (__half, __nv_bfloat16) specialize it where their header is available.
+/// T, T's unit in the last place at a value, and T's machine epsilon. ncclz_perf.cu specializes it
+/// for __half and __nv_bfloat16 (detail::narrow_element), whose headers need CUDA.
 template <class T>
 struct element;
 
@@ -44,6 +45,29 @@ struct ieee_element {
                      static_cast<double>(rounded));
   }
   static constexpr double epsilon = std::numeric_limits<T>::epsilon();
+};
+
+/// element<T> of a 16-bit float type (__half: 10 mantissa bits, __nv_bfloat16: 7), from its
+/// conversions to and from float (`Convert::from_float`, `Convert::to_float`); the spacing above a
+/// value comes from its bits, as std::nextafter gives it for float.
+template <class T, class Convert, int mantissa_bits>
+struct narrow_element {
+  static_assert(sizeof(T) == 2, "narrow_element: a 16-bit type");
+  static double to_double(T x) { return Convert::to_float(x); }
+  static T from_double(double x) { return Convert::from_float(static_cast<float>(x)); }
+  static double round(double x) { return to_double(from_double(x)); }
+  static double ulp(double x) {
+    const T rounded = from_double(x);
+    std::uint16_t bits;
+    std::memcpy(&bits, static_cast<const void*>(&rounded), sizeof bits);  // void*: T may have private members
+    // Toward +inf: the next magnitude up for positives, down for negatives; from +-0 the
+    // smallest subnormal.
+    const std::uint16_t up = (bits & 0x7fff) == 0 ? 1 : (bits & 0x8000) ? bits - 1 : bits + 1;
+    T next;
+    std::memcpy(static_cast<void*>(&next), &up, sizeof next);
+    return std::fabs(to_double(next) - to_double(rounded));
+  }
+  static constexpr double epsilon = 1.0 / (1 << mantissa_bits);
 };
 }  // namespace detail
 

@@ -42,12 +42,12 @@ struct options {
   int warmup = 5;                          ///< -w
   bool check = true;                       ///< -c 0|1
   reduction op = reduction::sum;           ///< -o
-  std::string dtype = "float";             ///< -d float|double
+  std::string dtype = "float";             ///< -d float|double|half|bfloat16
   int root = 0;                            ///< -r
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X
   double bound = 1e-3;
   std::string coder = "fixed_length";      ///< --coder fixed_length|raw
-  std::string schedule = "auto";           ///< --schedule auto|ring|tree
+  std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk (0: the library's default)
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
@@ -66,11 +66,11 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   -w, --warmup_iters N     untimed iterations first (default 5)
   -c, --check 0|1          count elements outside the bound against a float64 reference (default 1)
   -o, --op OP              reduction: sum (default), min or max
-  -d, --datatype TYPE      float (default) or double
+  -d, --datatype TYPE      float (default), double, half or bfloat16
   -r, --root R             root of broadcast and reduce (default 0)
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
   --coder NAME             fixed_length (default) or raw
-  --schedule NAME          auto (default), ring or tree
+  --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             pipeline chunk (default: the library's)
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
                            (default: the library's threshold)
@@ -183,7 +183,9 @@ inline options parse(int argc, const char* const* argv) {
       else fail("-o must be sum, min or max (ncclz has no " + op + ")");
     } else if (a == "-d" || a == "--datatype") {
       o.dtype = value();
-      if (o.dtype != "float" && o.dtype != "double") fail("-d must be float or double");
+      if (o.dtype != "float" && o.dtype != "double" && o.dtype != "half" && o.dtype != "bfloat16") {
+        fail("-d must be float, double, half or bfloat16");
+      }
     } else if (a == "-r" || a == "--root") o.root = count(value(), 0);
     else if (a == "--rel" || a == "--abs") {
       o.mode = a == "--rel" ? bound_mode::rel : bound_mode::abs;
@@ -194,7 +196,9 @@ inline options parse(int argc, const char* const* argv) {
       if (o.coder != "fixed_length" && o.coder != "raw") fail("--coder must be fixed_length or raw");
     } else if (a == "--schedule") {
       o.schedule = value();
-      if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "tree") fail("--schedule must be auto, ring or tree");
+      if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree") {
+        fail("--schedule must be auto, ring, direct or tree");
+      }
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
     else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
     else if (a == "--data") o.data = value();

@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 #include "../../benchmarks/perf/perf_check.hpp"
@@ -60,6 +61,9 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(o.collectives == std::vector<collective>{collective::allgather, collective::broadcast});
   CHECK(o.fallback_below == std::uint64_t{0});
   CHECK(o.gen == "gradient");
+  CHECK(run({"-d", "bfloat16", "--schedule", "direct"}).dtype == "bfloat16");
+  CHECK(run({"-d", "half"}).dtype == "half");
+  CHECK(run({"--schedule", "direct"}).schedule == "direct");
 }
 
 TEST_CASE("perf: the defaults are a short sweep of allreduce with the library's fallback", "[perf]") {
@@ -76,7 +80,8 @@ TEST_CASE("perf: bad command lines name the flag", "[perf]") {
   CHECK_THROWS_WITH(run({"-n", "0"}), Catch::Contains("-n 0 must be a whole number >= 1"));
   CHECK_THROWS_WITH(run({"-f", "1"}), Catch::Contains("-f must be > 1"));
   CHECK_THROWS_WITH(run({"-b", "1M", "-e", "1K"}), Catch::Contains("larger than -e"));
-  CHECK_THROWS_WITH(run({"-d", "half"}), Catch::Contains("-d must be float or double"));
+  CHECK_THROWS_WITH(run({"-d", "int8"}), Catch::Contains("-d must be float, double, half or bfloat16"));
+  CHECK_THROWS_WITH(run({"--schedule", "star"}), Catch::Contains("--schedule must be auto, ring, direct or tree"));
   CHECK_THROWS_WITH(run({"--rel", "0"}), Catch::Contains("--rel must be > 0"));
   CHECK_THROWS_WITH(run({"-C", "allreduce,gather"}), Catch::Contains("unknown collective 'gather'"));
   CHECK_THROWS_WITH(run({"--frobnicate"}), Catch::Contains("unknown flag --frobnicate"));
@@ -227,4 +232,38 @@ TEST_CASE("perf: the check of a whole result finds a planted error on any thread
     const auto fell_back = ncclz::perf::check_results<float>(s, in, ncclz::perf::reduction::sum, me, 0, exact.data(), exact.data(), -1, threads);
     CHECK(fell_back.ncclz.wrong == 0);
   }
+}
+
+namespace {
+// bfloat16 as the top half of a float, rounded toward zero: enough to test narrow_element's bits.
+struct fake_bf16 {
+  std::uint16_t bits;
+};
+struct fake_bf16_conversions {
+  static fake_bf16 from_float(float x) {
+    std::uint32_t u;
+    std::memcpy(&u, &x, sizeof u);
+    return {static_cast<std::uint16_t>(u >> 16)};
+  }
+  static float to_float(fake_bf16 b) {
+    const std::uint32_t u = std::uint32_t{b.bits} << 16;
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    return x;
+  }
+};
+}  // namespace
+
+TEST_CASE("perf: 16-bit element types round, and measure their ulp, from their bits", "[perf]") {
+  using E = ncclz::perf::detail::narrow_element<fake_bf16, fake_bf16_conversions, 7>;
+  CHECK(E::round(1.0 + 1.0 / 512) == 1.0);
+  CHECK(E::round(-3.0) == -3.0);
+  CHECK(E::ulp(1.0) == 1.0 / 128);
+  CHECK(E::ulp(1.5) == 1.0 / 128);
+  CHECK(E::ulp(-1.0) == 1.0 / 256);  // toward +inf, as std::nextafter: the spacing below 1
+  CHECK(E::ulp(-1.5) == 1.0 / 128);
+  CHECK(E::ulp(0.0) == std::ldexp(1.0, -133));  // the smallest subnormal
+  CHECK(E::epsilon == 1.0 / 128);
+  // The same rule as float's, where std::nextafter exists to compare with.
+  CHECK(ncclz::perf::element<float>::ulp(-1.0) == std::ldexp(1.0, -24));
 }
