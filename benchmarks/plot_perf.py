@@ -81,45 +81,45 @@ def by_collective(runs):
     return out
 
 
-def plot_speedup(runs, path):
+def plot_against_size(runs, path, ylabel, draw):
+    """One log-log panel per collective; draw(ax, config, rows) adds one run's curves."""
     groups = by_collective(runs)
     fig, ax_of = panels(sorted(groups))
     for name, series in groups.items():
         ax = ax_of[name]
         for config, rows in series:
-            line, = ax.plot([r["size"] for r in rows], [r["speedup"] for r in rows], "-", label=label(config))
-            for fell_back in (False, True):
-                pts = [r for r in rows if r["fallback"] == fell_back]
-                ax.plot([r["size"] for r in pts], [r["speedup"] for r in pts], "o", color=line.get_color(),
-                        markerfacecolor="none" if fell_back else line.get_color())
-        ax.axhline(1, color="gray", linewidth=1)
+            draw(ax, config, rows)
         ax.set_yscale("log")
         size_axis(ax, [r["size"] for _, rows in series for r in rows])
-        ax.set_ylabel("speedup over NCCL (time NCCL / time ncclz)")
+        ax.set_ylabel(ylabel)
         ax.set_title(name)
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     return True
+
+
+def draw_speedup(ax, config, rows):
+    line, = ax.plot([r["size"] for r in rows], [r["speedup"] for r in rows], "-", label=label(config))
+    for fell_back in (False, True):
+        pts = [r for r in rows if r["fallback"] == fell_back]
+        ax.plot([r["size"] for r in pts], [r["speedup"] for r in pts], "o", color=line.get_color(),
+                markerfacecolor="none" if fell_back else line.get_color())
+    ax.axhline(1, color="gray", linewidth=1)
+
+
+def draw_busbw(ax, config, rows):
+    sizes = [r["size"] for r in rows]
+    line, = ax.plot(sizes, [r["ncclz"]["busbw"] for r in rows], "o-", label="ncclz: " + label(config))
+    ax.plot(sizes, [r["nccl"]["busbw"] for r in rows], "x--", color=line.get_color(), label="NCCL, same run")
+
+
+def plot_speedup(runs, path):
+    return plot_against_size(runs, path, "speedup over NCCL (time NCCL / time ncclz)", draw_speedup)
 
 
 def plot_busbw(runs, path):
-    groups = by_collective(runs)
-    fig, ax_of = panels(sorted(groups))
-    for name, series in groups.items():
-        ax = ax_of[name]
-        for config, rows in series:
-            sizes = [r["size"] for r in rows]
-            line, = ax.plot(sizes, [r["ncclz"]["busbw"] for r in rows], "o-", label="ncclz: " + label(config))
-            ax.plot(sizes, [r["nccl"]["busbw"] for r in rows], "x--", color=line.get_color(), label="NCCL, same run")
-        ax.set_yscale("log")
-        size_axis(ax, [r["size"] for _, rows in series for r in rows])
-        ax.set_ylabel("bus bandwidth (GB/s)")
-        ax.set_title(name)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=120)
-    return True
+    return plot_against_size(runs, path, "bus bandwidth (GB/s)", draw_busbw)
 
 
 def plot_bound(runs, path):
