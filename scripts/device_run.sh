@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU-machine run in one call: build, GPU and multi-rank tests, the codec benchmark and
-# ncclz-perf on the 4-rank emulated cluster (allreduce, reduce_scatter, allgather, broadcast at
-# REL 1e-3; allreduce at REL 1e-2; real data when ./data exists); short tables last.
+# ncclz-perf on the 4-rank emulated cluster (every collective at REL 1e-3, allreduce at REL 1e-2,
+# real data when ./data exists); short tables last.
 # --quick stops the sweeps at 16 MiB.
 #
 # On this (CPU) machine, once:   tools/make_datasets.sh data
@@ -45,7 +45,7 @@ run_perf() { # NAME ARGS...: one ncclz-perf run: its table in $out/NAME.log, its
   scripts/emulated_cluster.sh -n 4 --timeout 300 -- "$PWD/$build/benchmarks/ncclz-perf" "${perf_args[@]}" \
     --json "$out/$name.jsonl" "$@" >"$out/$name.log" 2>&1
 }
-run_perf perf-rel1e-3 -C allreduce,reduce_scatter,allgather,broadcast --rel 1e-3
+run_perf perf-rel1e-3 -C allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall --rel 1e-3
 perf_rc=$?
 run_perf perf-rel1e-2 -C allreduce --rel 1e-2
 perf_rc=$((perf_rc | $?))

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # ncclz-perf on a machine with a GPU per rank (2 or more GPUs), in one call: builds ncclz-perf only,
-# then runs allreduce, reduce_scatter, allgather and broadcast from 4 KB to 1 GB (x2), fp32:
+# then runs every collective from 4 KB to 1 GB (x2) at REL 1e-3, fp32 unless said:
 #   nvlink-fallback    one GPU per rank, NCCL's own transports (NVLink), the library's fallback
 #   nvlink-compressed  the same with every call compressed (--fallback-below 0)
+#   nvlink-bf16        nvlink-fallback in bfloat16
 #   socket             one GPU per rank, but NCCL forced onto sockets over loopback, as between nodes
 # Each run's table goes to $OUT/NAME.log and its JSON lines to $OUT/NAME.jsonl; the large sizes and
 # the summary lines are printed last.
@@ -40,7 +41,7 @@ if [ ! -f "$build/build.ninja" ]; then
 fi
 ninja -C "$build" benchmarks/ncclz-perf >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
 
-perf_args=(-C "allreduce,reduce_scatter,allgather,broadcast" -b 4K -e "$max_bytes" -f 2 -n 10 -w 3 --rel 1e-3)
+perf_args=(-C "allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall" -b 4K -e "$max_bytes" -f 2 -n 10 -w 3 --rel 1e-3)
 [ -d data ] && perf_args+=(--data data)
 runs=()
 run_perf() { # NAME CLUSTER-OPTIONS... -- NCCLZ-PERF-OPTIONS...
@@ -56,6 +57,7 @@ run_perf() { # NAME CLUSTER-OPTIONS... -- NCCLZ-PERF-OPTIONS...
 rc=0
 run_perf nvlink-fallback --real-gpus -- || rc=1
 run_perf nvlink-compressed --real-gpus -- --fallback-below 0 || rc=1
+run_perf nvlink-bf16 --real-gpus -- -d bfloat16 || rc=1
 run_perf socket --real-gpus --socket -- || rc=1
 
 if python3 -c 'import matplotlib' 2>/dev/null; then
