@@ -372,6 +372,30 @@ TEMPLATE_TEST_CASE("quantize: codes stay strictly inside (-2^30, 2^30) at the ed
   }
 }
 
+TEMPLATE_TEST_CASE("quantize: a value whose decoded value would round to Inf is an outlier", "[quantizer]", float, double,
+                   __half, __nv_bfloat16) {
+  using T = TestType;
+  using L = limits<T>;
+  // With a step of two units in the last place of the largest value, max / step is a half-way case
+  // that rounds to an even code one past it: q * step is 2^emax, Inf in T (for __half, 65504 with
+  // a step of 64 decodes to 65536).
+  const double ulp_of_max = to_double(L::max()) - to_double(toward_zero(L::max()));
+  const auto p = Quantizer<AbsBound>::make_params<T>(bound_for_step<T>(2 * ulp_of_max), value_range<T>::empty());
+  REQUIRE(static_cast<double>(p.step) == 2 * ulp_of_max);
+  std::int32_t q = 0;
+  REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(L::max(), p, q));
+  REQUIRE_FALSE(Quantizer<AbsBound>::quantize<T>(L::lowest(), p, q));
+  // Near the largest value and at larger steps: whatever is accepted decodes finite, within the bound.
+  for (int k = 1; k < 12; ++k) {
+    const auto pk = Quantizer<AbsBound>::make_params<T>(bound_for_step<T>(std::ldexp(ulp_of_max, k)), value_range<T>::empty());
+    T x = L::max();
+    for (int i = 0; i < 64; ++i, x = toward_zero(x)) {
+      CAPTURE(k, to_double(x));
+      check_one<Quantizer<AbsBound>, T>(x, pk);
+    }
+  }
+}
+
 TEMPLATE_TEST_CASE("dequantize is code * step, rounded to the element type", "[quantizer]", float, double, __half,
                    __nv_bfloat16) {
   using T = TestType;
