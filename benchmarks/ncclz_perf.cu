@@ -23,6 +23,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -117,10 +118,14 @@ timing summarize(std::vector<double> ms) {
   return {1e3 * ms[ms.size() / 2], 1e3 * ms.front(), 1e3 * ms.back()};
 }
 
+/// The phases Communicator::phase_times reports (with --phases), in rank_report's order.
+constexpr const char* kPhases[] = {"codec", "size exchange", "host gap", "transfer"};
+
 /// One rank's side of a row, gathered to rank 0 as doubles.
 struct rank_report {
-  double size_waits, size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
+  double parts, size_waits, size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
   double wrong_nccl, wrong_ncclz, max_err_nccl, max_err_ncclz;
+  double phase_ms[std::size(kPhases)];  ///< of the last timed call, with --phases
 };
 
 struct row {
@@ -251,7 +256,15 @@ class bench {
   static ncclz::communicator_config config_of(const perf::options& o) {
     ncclz::communicator_config config;
     if (o.fallback_below) config.fallback_below_bytes = *o.fallback_below;
+    if (o.chunk_bytes) config.pipeline_part_bytes = o.chunk_bytes;
+    config.profile_phases = o.phases;
     return config;
+  }
+
+  static std::string phases_json(const rank_report& k) {
+    json_object phases;
+    for (std::size_t i = 0; i < std::size(kPhases); ++i) phases.add(kPhases[i], k.phase_ms[i]);
+    return phases.str();
   }
 
   /// This rank's input: the whole send buffer, uploaded in slices to bound host memory.
@@ -367,8 +380,19 @@ class bench {
     const double bound = slowest.back();
     const auto iters = static_cast<std::ptrdiff_t>(nccl_ms.size());
 
-    rank_report mine{static_cast<double>(info.size_waits), info.size_wait_ms, static_cast<double>(info.bytes_sent), static_cast<double>(info.chunk_bytes),
-                     info.ratio, info.error_bound, info.fallback ? 1.0 : 0.0, 0, 0, 0, 0};
+    rank_report mine{};
+    mine.parts = info.parts;
+    mine.size_waits = info.size_waits;
+    mine.size_wait_ms = info.size_wait_ms;
+    mine.bytes_sent = static_cast<double>(info.bytes_sent);
+    mine.chunk_bytes = static_cast<double>(info.chunk_bytes);
+    mine.ratio = info.ratio;
+    mine.error_bound = info.error_bound;
+    mine.fallback = info.fallback ? 1.0 : 0.0;
+    for (const ncclz::phase_time& p : ncclz_.phase_times()) {
+      for (std::size_t k = 0; k < std::size(kPhases); ++k)
+        if (std::strcmp(p.phase, kPhases[k]) == 0) mine.phase_ms[k] = p.ms;
+    }
     if (o_.check) {
       const perf::check_result c = check(s, info.fallback ? -1.0 : bound);
       mine.wrong_nccl = static_cast<double>(c.nccl.wrong);
@@ -430,6 +454,7 @@ class bench {
     const std::string ranks = json_array(r.ranks, [&](const rank_report& k) {
       return json_object()
           .add("rank", static_cast<double>(&k - r.ranks.data()))
+          .add("parts", k.parts)
           .add("size_waits", k.size_waits)
           .add("size_wait_ms", k.size_wait_ms)
           .add("bytes_sent", k.bytes_sent)
@@ -439,6 +464,7 @@ class bench {
           .add("fallback", k.fallback != 0)
           .raw("wrong_nccl", o_.check ? json_number(k.wrong_nccl) : "null")
           .raw("wrong_ncclz", o_.check ? json_number(k.wrong_ncclz) : "null")
+          .raw("phase_ms", o_.phases ? phases_json(k) : "null")
           .str();
     });
     return json_object()
@@ -497,6 +523,8 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
       .add("coder", o.coder)
       .add("schedule", o.schedule)
       .raw("fallback_below", o.fallback_below ? json_number(static_cast<double>(*o.fallback_below)) : "null")
+      .raw("chunk", o.chunk_bytes ? json_number(static_cast<double>(o.chunk_bytes)) : "null")
+      .add("phases", o.phases)
       .add("iters", static_cast<double>(o.iters))
       .add("warmup", static_cast<double>(o.warmup))
       .add("check", o.check)
@@ -550,7 +578,6 @@ void validate(const perf::options& o, int nranks) {
   if (o.root >= nranks) {
     ncclz::detail::throw_invalid("ncclz-perf", "-r " + std::to_string(o.root) + " but there are " + std::to_string(nranks) + " ranks");
   }
-  if (o.chunk_bytes != 0) ncclz::detail::throw_invalid("ncclz-perf", "--chunk: this build of ncclz does not pipeline chunks");
 }
 
 template <class Codec, class T>

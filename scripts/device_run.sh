@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The whole GPU-machine run in one call: build, GPU and multi-rank tests, the codec benchmark and
-# ncclz-perf on the 4-rank emulated cluster (every collective at REL 1e-3, allreduce at REL 1e-2,
-# real data when ./data exists); short tables last.
+# ncclz-perf on the 4-rank emulated cluster (every collective at REL 1e-3; allreduce at REL 1e-2 with
+# its phases timed; real data when ./data exists); short tables last.
 # --quick stops the sweeps at 16 MiB.
 #
 # On this (CPU) machine, once:   tools/make_datasets.sh data
@@ -47,7 +47,7 @@ run_perf() { # NAME ARGS...: one ncclz-perf run: its table in $out/NAME.log, its
 }
 run_perf perf-rel1e-3 -C allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall --rel 1e-3
 perf_rc=$?
-run_perf perf-rel1e-2 -C allreduce --rel 1e-2
+run_perf perf-rel1e-2 -C allreduce --rel 1e-2 --phases
 perf_rc=$((perf_rc | $?))
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 benchmarks/plot_perf.py --out "$out" "$out"/perf-rel1e-3.jsonl "$out"/perf-rel1e-2.jsonl >"$out/plot.log" 2>&1

@@ -2,7 +2,7 @@
 # ncclz-perf on a machine with a GPU per rank (2 or more GPUs), in one call: builds ncclz-perf only,
 # then runs every collective from 4 KB to 1 GB (x2) at REL 1e-3, fp32 unless said:
 #   nvlink-fallback    one GPU per rank, NCCL's own transports (NVLink), the library's fallback
-#   nvlink-compressed  the same with every call compressed (--fallback-below 0)
+#   nvlink-compressed  the same with every call compressed (--fallback-below 0), phases timed
 #   nvlink-bf16        nvlink-fallback in bfloat16
 #   socket             one GPU per rank, but NCCL forced onto sockets over loopback, as between nodes
 # Each run's table goes to $OUT/NAME.log and its JSON lines to $OUT/NAME.jsonl; the large sizes and
@@ -56,7 +56,7 @@ run_perf() { # NAME CLUSTER-OPTIONS... -- NCCLZ-PERF-OPTIONS...
 }
 rc=0
 run_perf nvlink-fallback --real-gpus -- || rc=1
-run_perf nvlink-compressed --real-gpus -- --fallback-below 0 || rc=1
+run_perf nvlink-compressed --real-gpus -- --fallback-below 0 --phases || rc=1
 run_perf nvlink-bf16 --real-gpus -- -d bfloat16 || rc=1
 run_perf socket --real-gpus --socket -- || rc=1
 

@@ -1,5 +1,6 @@
 // Command line of ncclz-perf, in nccl-tests' words (-b -e -f -i -n -w -c -o -d -r), plus ncclz's
-// own (-C, --rel/--abs, --coder, --schedule, --chunk, --fallback-below, --data/--gen, --json).
+// own (-C, --rel/--abs, --coder, --schedule, --chunk, --phases, --fallback-below, --data/--gen,
+// --json).
 // Plain C++ so the parsing, the size sweep and the bus-bandwidth factors are tested on machines
 // without a GPU.
 #pragma once
@@ -48,7 +49,8 @@ struct options {
   double bound = 1e-3;
   std::string coder = "fixed_length";      ///< --coder fixed_length|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
-  std::uint64_t chunk_bytes = 0;           ///< --chunk (0: the library's default)
+  std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: the library's default)
+  bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
   std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
@@ -71,7 +73,10 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
   --coder NAME             fixed_length (default) or raw
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
-  --chunk SIZE             pipeline chunk (default: the library's)
+  --chunk SIZE             smallest pipeline part of the direct reductions (default: the library's);
+                           one larger than the message turns the overlap off
+  --phases                 time the phases of each ncclz call (codec, size exchange, host gap,
+                           transfer) into --json; adds CUDA events to the timed calls
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
                            (default: the library's threshold)
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
@@ -200,6 +205,7 @@ inline options parse(int argc, const char* const* argv) {
         fail("--schedule must be auto, ring, direct or tree");
       }
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
+    else if (a == "--phases") o.phases = true;
     else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
     else if (a == "--data") o.data = value();
     else if (a == "--gen") {

@@ -60,6 +60,8 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(o.json == "out.json");
   CHECK(o.collectives == std::vector<collective>{collective::allgather, collective::broadcast});
   CHECK(o.fallback_below == std::uint64_t{0});
+  CHECK_FALSE(o.phases);
+  CHECK(run({"--phases"}).phases);
   CHECK(o.gen == "gradient");
   CHECK(run({"-d", "bfloat16", "--schedule", "direct"}).dtype == "bfloat16");
   CHECK(run({"-d", "half"}).dtype == "half");
