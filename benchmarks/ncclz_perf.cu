@@ -245,7 +245,10 @@ class bench {
         rows.push_back(measure(s));
         if (me_ == 0) {
           print_row(rows.back());
-          if (json) std::fprintf(json, "%s\n", row_json(rows.back()).c_str()), std::fflush(json);
+          if (json) {
+            std::fprintf(json, "%s\n", row_json(rows.back()).c_str());
+            std::fflush(json);  // a run cut short keeps its rows
+          }
         }
       }
     }
@@ -338,7 +341,8 @@ class bench {
   std::vector<float> time_ms(Call&& call) {
     for (int i = 0; i < o_.warmup; ++i) call();
     for (std::size_t i = 0; i < start_.size(); ++i) {
-      cc_.check(ncclAllReduce(d_scratch_.ptr, d_scratch_.ptr, 1, ncclDouble, ncclMax, cc_.comm(), stream_), "ncclAllReduce(barrier)");
+      cc_.check(ncclAllReduce(d_scratch_.ptr, d_scratch_.ptr, 1, ncclDouble, ncclMax, cc_.comm(), stream_),
+                "ncclAllReduce(barrier)");
       NCCLZ_CUDA_TRY(cudaEventRecord(start_[i], stream_));
       call();
       NCCLZ_CUDA_TRY(cudaEventRecord(stop_[i], stream_));
@@ -352,7 +356,8 @@ class bench {
   /// Each value replaced by its largest over the ranks.
   void max_over_ranks(std::vector<double>& v) {
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_scratch_.ptr, v.data(), v.size() * sizeof(double), cudaMemcpyHostToDevice, stream_));
-    cc_.check(ncclAllReduce(d_scratch_.ptr, d_scratch_.ptr, v.size(), ncclDouble, ncclMax, cc_.comm(), stream_), "ncclAllReduce(max)");
+    cc_.check(ncclAllReduce(d_scratch_.ptr, d_scratch_.ptr, v.size(), ncclDouble, ncclMax, cc_.comm(), stream_),
+              "ncclAllReduce(max)");
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(v.data(), d_scratch_.ptr, v.size() * sizeof(double), cudaMemcpyDeviceToHost, stream_));
     cc_.synchronize(stream_);
   }
@@ -576,7 +581,8 @@ double print_summary(const std::vector<row>& rows, std::FILE* json, bool checked
 /// Refusals that need no GPU work, the same on every rank.
 void validate(const perf::options& o, int nranks) {
   if (o.root >= nranks) {
-    ncclz::detail::throw_invalid("ncclz-perf", "-r " + std::to_string(o.root) + " but there are " + std::to_string(nranks) + " ranks");
+    ncclz::detail::throw_invalid("ncclz-perf",
+                                 "-r " + std::to_string(o.root) + " but there are " + std::to_string(nranks) + " ranks");
   }
 }
 

@@ -181,7 +181,9 @@ class input_source {
   }
 
   [[nodiscard]] std::string describe() const {
-    if (!fields_.empty()) return "real fields (" + std::to_string(fields_.size()) + " values, tiled from rank * " + std::to_string(kRankOffset) + ")";
+    if (!fields_.empty()) {
+      return "real fields (" + std::to_string(fields_.size()) + " values, tiled from rank * " + std::to_string(kRankOffset) + ")";
+    }
     return std::string("generated ") + (kind_ == generator::smooth ? "smooth" : kind_ == generator::noise ? "noise" : "gradient");
   }
 

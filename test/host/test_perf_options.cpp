@@ -6,6 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "../../benchmarks/json_text.hpp"
 #include "../../benchmarks/perf/perf_check.hpp"
 #include "../../benchmarks/perf/perf_options.hpp"
 #include "test_support.hpp"
@@ -226,12 +227,13 @@ TEST_CASE("perf: the check of a whole result finds a planted error on any thread
     lossy[j] = exact[j] + 0.004f;
   }
   lossy[123457] += 1.0f;
+  const auto sum = ncclz::perf::reduction::sum;
   for (unsigned threads : {1u, 4u}) {
-    const auto r = ncclz::perf::check_results<float>(s, in, ncclz::perf::reduction::sum, me, 0, exact.data(), lossy.data(), 0.01, threads);
+    const auto r = ncclz::perf::check_results<float>(s, in, sum, me, 0, exact.data(), lossy.data(), 0.01, threads);
     CHECK(r.nccl.wrong == 0);
     CHECK(r.ncclz.wrong == 1);
     CHECK(r.ncclz.max_err == Approx(1.004).epsilon(1e-3));
-    const auto fell_back = ncclz::perf::check_results<float>(s, in, ncclz::perf::reduction::sum, me, 0, exact.data(), exact.data(), -1, threads);
+    const auto fell_back = ncclz::perf::check_results<float>(s, in, sum, me, 0, exact.data(), exact.data(), -1, threads);
     CHECK(fell_back.ncclz.wrong == 0);
   }
 }
@@ -268,4 +270,16 @@ TEST_CASE("perf: 16-bit element types round, and measure their ulp, from their b
   CHECK(E::epsilon == 1.0 / 128);
   // The same rule as float's, where std::nextafter exists to compare with.
   CHECK(ncclz::perf::element<float>::ulp(-1.0) == std::ldexp(1.0, -24));
+}
+
+TEST_CASE("perf: --json lines are JSON: strings escaped, non-finite numbers null", "[perf]") {
+  using namespace ncclz::bench;
+  CHECK(json_string("a\"b\\c\n") == R"("a\"b\\c\u000a")");
+  CHECK(json_number(1.5) == "1.5");
+  CHECK(json_number(NAN) == "null");
+  CHECK(json_number(-INFINITY) == "null");
+  CHECK(json_object().str() == "{}");
+  CHECK(json_object().add("x", 2.0).add("s", "t").add("b", false).raw("a", json_array(std::vector<int>{1, 2}, [](int i) {
+    return json_number(i);
+  })).str() == R"({"x":2,"s":"t","b":false,"a":[1,2]})");
 }
