@@ -79,17 +79,10 @@ using ncclz::bench::json_array;
 using ncclz::bench::json_number;
 using ncclz::bench::json_object;
 using ncclz::bench::json_string;
+using ncclz::nccl_type;
 using ncclz::perf::schedule_flag;
 using ncclz::schedule::collective;
 namespace perf = ncclz::perf;
-
-template <class T>
-constexpr ncclDataType_t nccl_type() {
-  if constexpr (std::is_same_v<T, float>) return ncclFloat;
-  else if constexpr (std::is_same_v<T, double>) return ncclDouble;
-  else if constexpr (std::is_same_v<T, __half>) return ncclFloat16;
-  else return ncclBfloat16;
-}
 
 ncclRedOp_t nccl_op(perf::reduction r) {
   switch (r) {

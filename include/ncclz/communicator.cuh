@@ -55,6 +55,16 @@
 
 namespace ncclz {
 
+/// NCCL's name of an element type ncclz supports.
+template <class T>
+constexpr ncclDataType_t nccl_type() {
+  static_assert(is_supported_value_type_v<T>, "ncclz::nccl_type<T>: T must be float, double, __half or __nv_bfloat16");
+  if constexpr (std::is_same_v<T, float>) return ncclFloat;
+  else if constexpr (std::is_same_v<T, double>) return ncclDouble;
+  else if constexpr (std::is_same_v<T, __half>) return ncclFloat16;
+  else return ncclBfloat16;
+}
+
 /// What the last collective did, for the caller's logs and benchmarks.
 struct call_info {
   const char* collective = "none";
@@ -617,14 +627,6 @@ class Communicator {
     if (device_) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(device_));
     device_ = nullptr;
     held_bytes_ = 0;
-  }
-
-  template <class T>
-  static constexpr ncclDataType_t nccl_type() {
-    if constexpr (std::is_same_v<T, float>) return ncclFloat;
-    else if constexpr (std::is_same_v<T, double>) return ncclDouble;
-    else if constexpr (std::is_same_v<T, __half>) return ncclFloat16;
-    else return ncclBfloat16;
   }
 
   template <class T>

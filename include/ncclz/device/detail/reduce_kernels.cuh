@@ -22,7 +22,7 @@ __global__ void __launch_bounds__(kElementwiseThreads)
                     T* __restrict__ outlier_values, const range_keys* __restrict__ range, double bound, std::uint32_t ranks,
                     double* __restrict__ step_out) {
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
-  if (ranks > 1) p.code_limit = static_cast<T>(floor(static_cast<double>(p.code_limit) / ranks));
+  if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
   if (blockIdx.x == 0 && threadIdx.x == 0) *step_out = static_cast<double>(p.step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
@@ -38,8 +38,9 @@ __global__ void __launch_bounds__(kElementwiseThreads)
 }
 
 /// How two contributions combine: codes exactly (quantization is monotone, so min and max of
-/// codes are the codes of min and max), outliers in T. NaN wins in min and max too (IEEE
-/// `minimum`/`maximum`, not fmin), so a NaN on any rank is never dropped.
+/// codes are the codes of min and max), outliers in the compute type (float for the 16-bit
+/// types) and rounded to T once. NaN wins in min and max too (IEEE `minimum`/`maximum`, not
+/// fmin), so a NaN on any rank is never dropped.
 struct sum_op {
   __device__ static std::int32_t codes(std::int32_t a, std::int32_t b) {
     return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
@@ -64,16 +65,17 @@ template <class Op, class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     accumulate_kernel(std::int32_t* __restrict__ acc_codes, T* __restrict__ acc_values, const std::int32_t* __restrict__ codes,
                       const T* __restrict__ values, std::uint64_t count, const double* __restrict__ d_step) {
-  const T step = static_cast<T>(*d_step);
+  using C = compute_t<T>;
+  const C step = static_cast<C>(*d_step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     const std::int32_t a = acc_codes[i], b = codes[i];
     if (a != kOutlierCode && b != kOutlierCode) {
       acc_codes[i] = Op::codes(a, b);
     } else {
-      const T va = a == kOutlierCode ? acc_values[i] : ncclz::detail::mul_rn(static_cast<T>(a), step);
-      const T vb = b == kOutlierCode ? values[i] : ncclz::detail::mul_rn(static_cast<T>(b), step);
-      acc_values[i] = Op::template values<T>(va, vb);
+      const C va = a == kOutlierCode ? to_compute(acc_values[i]) : ncclz::detail::mul_rn(static_cast<C>(a), step);
+      const C vb = b == kOutlierCode ? to_compute(values[i]) : ncclz::detail::mul_rn(static_cast<C>(b), step);
+      acc_values[i] = from_compute<T>(Op::template values<C>(va, vb));
       acc_codes[i] = kOutlierCode;
     }
   }
@@ -84,11 +86,12 @@ template <class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     dequantize_kernel(const std::int32_t* __restrict__ codes, const T* __restrict__ outlier_values, std::uint64_t count,
                       const double* __restrict__ d_step, T* __restrict__ out) {
-  const T step = static_cast<T>(*d_step);
+  using C = compute_t<T>;
+  const C step = static_cast<C>(*d_step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
     const std::int32_t c = codes[i];
-    out[i] = c == kOutlierCode ? outlier_values[i] : ncclz::detail::mul_rn(static_cast<T>(c), step);
+    out[i] = c == kOutlierCode ? outlier_values[i] : from_compute<T>(ncclz::detail::mul_rn(static_cast<C>(c), step));
   }
 }
 
