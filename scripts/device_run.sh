@@ -61,4 +61,6 @@ echo "=== ncclz-perf on the emulated cluster, 4 ranks (rc=$perf_rc)"
 for name in perf-rel1e-3 perf-rel1e-2; do
   grep -v -e "^\[" -e "^emulated_cluster: MPS" "$out/$name.log" | tail -50
 done
+# The device tool brings back only a few files: everything goes back as one archive.
+tar czf /tmp/device-results.tgz -C "$out" . && rm -rf "${out:?}"/* && mv /tmp/device-results.tgz "$out/results.tgz"
 exit $(( test_rc != 0 || bench_rc != 0 || perf_rc != 0 ))

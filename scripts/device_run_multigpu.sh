@@ -72,4 +72,6 @@ for name in "${runs[@]}"; do
   awk '/^# [a-z_]+$/ || /^# (Out of bounds|Avg bus|Geomean)/ || /^emulated_cluster: .*(fail|exited|timeout)/ || ($1 ~ /^[0-9]+$/ && $1 >= 67108864)' \
     "$out/$name.log"
 done
+# The device tool brings back only a few files: everything goes back as one archive.
+tar czf /tmp/device-results.tgz -C "$out" . && rm -rf "${out:?}"/* && mv /tmp/device-results.tgz "$out/results.tgz"
 exit $rc
