@@ -117,6 +117,7 @@ constexpr const char* kPhases[] = {"codec", "size exchange", "host gap", "transf
 /// One rank's side of a row, gathered to rank 0 as doubles.
 struct rank_report {
   double parts, size_waits, size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
+  double autotune_ncclz_ms, autotune_nccl_ms;  ///< the library's probes of this size class (0: not tuned)
   double wrong_nccl, wrong_ncclz, max_err_nccl, max_err_ncclz;
   double phase_ms[std::size(kPhases)];  ///< of the last timed call, with --phases
 };
@@ -252,6 +253,7 @@ class bench {
   static ncclz::communicator_config config_of(const perf::options& o) {
     ncclz::communicator_config config;
     if (o.fallback_below) config.fallback_below_bytes = *o.fallback_below;
+    if (o.fallback_below == std::uint64_t{0}) config.autotune = false;  // 0: compress every call
     if (o.chunk_bytes) config.pipeline_part_bytes = o.chunk_bytes;
     config.profile_phases = o.phases;
     return config;
@@ -387,6 +389,8 @@ class bench {
     mine.ratio = info.ratio;
     mine.error_bound = info.error_bound;
     mine.fallback = info.fallback ? 1.0 : 0.0;
+    mine.autotune_ncclz_ms = info.autotune_ncclz_ms;
+    mine.autotune_nccl_ms = info.autotune_nccl_ms;
     for (const ncclz::phase_time& p : ncclz_.phase_times()) {
       for (std::size_t k = 0; k < std::size(kPhases); ++k)
         if (std::strcmp(p.phase, kPhases[k]) == 0) mine.phase_ms[k] = p.ms;
@@ -460,6 +464,8 @@ class bench {
           .add("ratio", k.ratio)
           .add("error_bound", k.error_bound)
           .add("fallback", k.fallback != 0)
+          .add("autotune_ncclz_ms", k.autotune_ncclz_ms)
+          .add("autotune_nccl_ms", k.autotune_nccl_ms)
           .raw("wrong_nccl", o_.check ? json_number(k.wrong_nccl) : "null")
           .raw("wrong_ncclz", o_.check ? json_number(k.wrong_ncclz) : "null")
           .raw("phase_ms", o_.phases ? phases_json(k) : "null")

@@ -52,6 +52,7 @@ int main(int argc, char** argv) try {
   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
   ncclz::communicator_config config;
   config.fallback_below_bytes = 0;  // compress even a small field, to show the ratio
+  config.autotune = false;
   ncclz::Communicator<Codec> comm(cc.comm(), config);
 
   const int root = 0;

@@ -40,6 +40,7 @@
 #include <cstddef>
 #include <cstring>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -79,6 +80,9 @@ struct call_info {
   int size_waits = 0;               ///< host waits for compressed sizes
   double size_wait_ms = 0;          ///< host time spent in them (includes GPU work still queued)
   bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
+  /// The autotuner's probes of this call's size class, slowest rank's (0 until it decided):
+  /// one compressed call and one of NCCL's, timed on the stream.
+  float autotune_ncclz_ms = 0, autotune_nccl_ms = 0;
 };
 
 struct communicator_config {
@@ -90,6 +94,12 @@ struct communicator_config {
   /// benchmark in docs/benchmarks.md. As with NCCL, the ranks must agree on the count for the
   /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
+  /// Above that threshold, time one compressed call and one NCCL call of each collective and
+  /// size class (power of two of the bytes) and keep the faster from then on; the choice is made
+  /// on the slowest rank's times (one 8-byte allreduce), so all ranks agree. This is what keeps
+  /// ncclz at NCCL's speed on fast links (NVLink), where compression cannot pay. With
+  /// fallback_below_bytes = 0 and autotune = false every call is compressed.
+  bool autotune = true;
   /// Direct reductions are cut into parts of at least this many bytes of each rank's input (and
   /// at most Pipeline's max_parts), so that coding one part overlaps moving another. Measured on
   /// the 4-rank emulated cluster (sockets), 256 MiB allreduce at REL 1e-2: 1 part 12.64 ms,
@@ -127,6 +137,10 @@ class Communicator {
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   ~Communicator() {
+    for (auto& [key, t] : tuning_)
+      for (const cudaEvent_t e : t.events)
+        if (e) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(e));
+    if (d_tuning_) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(d_tuning_));
     for (const phase_mark& m : marks_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(m.event));
     for (const cudaEvent_t e : sync_events_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(e));
     if (compute_) NCCLZ_CUDA_TRY_NO_THROW(cudaStreamDestroy(compute_));
@@ -155,7 +169,8 @@ class Communicator {
       detail::throw_invalid(fn, "send overlaps recv other than in place (send == recv + rank * count)");
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::allgather, count * sizeof(T));
-    if (fall_back<T>("allgather", count)) {
+    const route how = route_for<T>(schedule::collective::allgather, count, stream);
+    if (how.nccl) {
       enqueue(ncclAllGather(send, recv, count, nccl_type<T>(), comm_, stream), "ncclAllGather");
       info_.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
@@ -186,7 +201,8 @@ class Communicator {
       detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::broadcast, count * sizeof(T));
-    if (fall_back<T>("broadcast", count)) {
+    const route how = route_for<T>(schedule::collective::broadcast, count, stream);
+    if (how.nccl) {
       enqueue(ncclBroadcast(send, recv, count, nccl_type<T>(), root, comm_, stream), "ncclBroadcast");
       if (rank_ == root) info_.bytes_sent = count * sizeof(T);
       return;
@@ -227,7 +243,8 @@ class Communicator {
     check_buffers(fn, send, recv, total, total, bound);
     if (overlaps(send, total, recv, total)) detail::throw_invalid(fn, "send and recv overlap");
     const schedule::algorithm algo = algorithm_for(schedule::collective::alltoall, total * sizeof(T));
-    if (fall_back<T>("alltoall", total)) {
+    const route how = route_for<T>(schedule::collective::alltoall, total, stream);
+    if (how.nccl) {
       enqueue(ncclGroupStart(), "ncclGroupStart");
       for (int p = 0; p < nranks_; ++p) {
         enqueue(ncclSend(send + p * count, count, nccl_type<T>(), p, comm_, stream), "ncclSend");
@@ -286,7 +303,8 @@ class Communicator {
     check_buffers(fn, send, recv, count, count, bound);
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     const schedule::algorithm algo = algorithm_for(schedule::collective::allreduce, count * sizeof(T));
-    if (fall_back<T>("allreduce", count)) {
+    const route how = route_for<T>(schedule::collective::allreduce, count, stream);
+    if (how.nccl) {
       enqueue(ncclAllReduce(send, recv, count, nccl_type<T>(), op, comm_, stream), "ncclAllReduce");
       info_.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1) / static_cast<std::uint64_t>(nranks_);
       return;
@@ -307,7 +325,8 @@ class Communicator {
       detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce, count * sizeof(T));
-    if (fall_back<T>("reduce", count)) {
+    const route how = route_for<T>(schedule::collective::reduce, count, stream);
+    if (how.nccl) {
       enqueue(ncclReduce(send, recv, count, nccl_type<T>(), op, root, comm_, stream), "ncclReduce");
       info_.bytes_sent = count * sizeof(T);
       return;
@@ -329,7 +348,8 @@ class Communicator {
       detail::throw_invalid(fn, "recv overlaps send other than in place (recv == send + rank * recvcount)");
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce_scatter, count * sizeof(T));
-    if (fall_back<T>("reduce_scatter", count)) {
+    const route how = route_for<T>(schedule::collective::reduce_scatter, count, stream);
+    if (how.nccl) {
       enqueue(ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), op, comm_, stream), "ncclReduceScatter");
       info_.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
@@ -612,6 +632,10 @@ class Communicator {
     info_.error_bound = error_bound_;
     info_.size_waits = size_waits_;
     info_.size_wait_ms = size_wait_ms_;
+    if (tuned_ && tuned_->decided) {
+      info_.autotune_ncclz_ms = tuned_->ms[0];
+      info_.autotune_nccl_ms = tuned_->ms[1];
+    }
     range_bytes_sent_ = 0;
     bound_source_ = nullptr;
     size_wait_ms_ = 0;
@@ -629,16 +653,91 @@ class Communicator {
     held_bytes_ = 0;
   }
 
+  // ---- NCCL or compressed -----------------------------------------------------------------------
+  /// How one call goes: NCCL's own collective (`nccl`), or compressed. A call the autotuner times
+  /// records its end event when this goes out of scope, after the call's work is enqueued.
+  struct route {
+    bool nccl = false;
+    cudaEvent_t end = nullptr;
+    cudaStream_t stream = nullptr;
+    explicit route(bool to_nccl, cudaEvent_t end_event = nullptr, cudaStream_t on = nullptr)
+        : nccl(to_nccl), end(end_event), stream(on) {}
+    route(const route&) = delete;
+    route& operator=(const route&) = delete;
+    ~route() {
+      if (end) NCCLZ_CUDA_TRY_NO_THROW(cudaEventRecord(end, stream));
+    }
+  };
+
+  struct tuning_state {
+    int calls = 0;
+    bool decided = false, compress = true;
+    float ms[2] = {0, 0};                      // slowest rank's compressed and NCCL probe times
+    cudaEvent_t events[4] = {nullptr, nullptr, nullptr, nullptr};  // start/end of both probes
+  };
+
+  /// NCCL below config.fallback_below_bytes; above it the autotuner's choice per collective,
+  /// element size and power of two of the bytes: call 0 warms the compressed path (buffers,
+  /// connections), call 1 is timed compressed, call 2 timed with NCCL, call 3 decides.
   template <class T>
-  bool fall_back(const char* collective, std::size_t count) {
-    if (count * sizeof(T) >= config_.fallback_below_bytes) return false;
+  route route_for(schedule::collective c, std::size_t count, cudaStream_t stream) {
+    const std::uint64_t bytes = count * sizeof(T);
+    tuned_ = nullptr;
+    if (bytes < config_.fallback_below_bytes) return nccl_route(c, bytes, nullptr);
+    if (!config_.autotune) return route(false);
+    int size_class = 0;
+    while (size_class < 63 && (std::uint64_t{1} << (size_class + 1)) <= bytes) ++size_class;
+    tuning_state& t = tuning_[(static_cast<std::uint64_t>(c) << 40) | (std::uint64_t{sizeof(T)} << 32) |
+                              static_cast<std::uint64_t>(size_class)];
+    tuned_ = &t;
+    if (!t.decided) {
+      switch (t.calls++) {
+        case 0: return route(false);
+        case 1: return timed_route(t, 0, false, stream);
+        case 2: return nccl_route(c, bytes, &t, stream);
+        default: decide(t, stream);
+      }
+    }
+    return t.compress ? route(false) : nccl_route(c, bytes, nullptr);
+  }
+
+  route timed_route(tuning_state& t, int probe, bool nccl, cudaStream_t stream) {
+    for (int i = 2 * probe; i < 2 * probe + 2; ++i) {
+      if (t.events[i] == nullptr) NCCLZ_CUDA_TRY(cudaEventCreate(&t.events[i]));
+    }
+    NCCLZ_CUDA_TRY(cudaEventRecord(t.events[2 * probe], stream));
+    return route(nccl, t.events[2 * probe + 1], stream);
+  }
+
+  /// NCCL's own collective: fills call_info as a fallback (timed as the NCCL probe when `t`).
+  route nccl_route(schedule::collective c, std::uint64_t bytes, tuning_state* t, cudaStream_t stream = nullptr) {
     info_ = call_info{};
-    info_.collective = collective;
+    info_.collective = schedule::name(c);
     info_.schedule = "nccl";
     info_.coder = "none";
-    info_.input_bytes = count * sizeof(T);
+    info_.input_bytes = bytes;
     info_.fallback = true;
-    return true;
+    if (tuned_ && tuned_->decided) {
+      info_.autotune_ncclz_ms = tuned_->ms[0];
+      info_.autotune_nccl_ms = tuned_->ms[1];
+    }
+    if (t == nullptr) return route(true);
+    return timed_route(*t, 1, true, stream);
+  }
+
+  /// The slowest rank's probe times, by one allreduce, so that every rank takes the same route.
+  void decide(tuning_state& t, cudaStream_t stream) {
+    constexpr const char* fn = "Communicator (autotune)";
+    wait(fn, stream);  // both probes have run
+    NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t.ms[0], t.events[0], t.events[1]));
+    NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t.ms[1], t.events[2], t.events[3]));
+    if (d_tuning_ == nullptr) NCCLZ_CUDA_TRY(cudaMalloc(&d_tuning_, 2 * sizeof(float)));
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_tuning_, t.ms, sizeof t.ms, cudaMemcpyHostToDevice, stream));
+    enqueue(ncclAllReduce(d_tuning_, d_tuning_, 2, ncclFloat32, ncclMax, comm_, stream), "ncclAllReduce");
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(t.ms, d_tuning_, sizeof t.ms, cudaMemcpyDeviceToHost, stream));
+    wait(fn, stream);
+    t.compress = t.ms[0] < t.ms[1];
+    t.decided = true;
   }
 
   // ---- reductions -----------------------------------------------------------------------------
@@ -1054,6 +1153,9 @@ class Communicator {
     const char* phase;  // the phase that ends at this event
   };
   std::vector<phase_mark> marks_;
+  std::map<std::uint64_t, tuning_state> tuning_;  // per collective, element size, size class
+  tuning_state* tuned_ = nullptr;                 // the last call's
+  float* d_tuning_ = nullptr;
   std::size_t marks_used_ = 0;
   call_info info_;
   reduce_buffers reduce_;

@@ -67,6 +67,7 @@ struct device_array {
 ncclz::communicator_config compress_always() {
   ncclz::communicator_config c;
   c.fallback_below_bytes = 0;
+  c.autotune = false;
   c.pipeline_part_bytes = 256 << 10;
   return c;
 }
@@ -341,6 +342,7 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, input.data(), count * sizeof(float), cudaMemcpyHostToDevice));
   ncclz::communicator_config config;  // the default pipeline parts
   config.fallback_below_bytes = 0;
+  config.autotune = false;
   config.profile_phases = true;
   ncclz::Communicator<RelFL, ncclz::schedule::Auto, Pipe> comm(cc.comm(), config);
   auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
@@ -480,6 +482,34 @@ int run() {
     double max_err = 0;
     if (!comm.last_call().fallback) c.fail("a 4 KB allreduce did not fall back to NCCL");
     if (count_sum_violations(got.data(), want.data(), count, 1e-4 * cc.nranks(), max_err) != 0) c.fail("fallback allreduce is wrong");
+  }
+  {  // the autotuner: probes, then one route for all ranks; every result within the bound
+    ncclz::communicator_config config;
+    config.fallback_below_bytes = 0;
+    ncclz::Communicator<RelFL> comm(cc.comm(), config);
+    const std::size_t count = 1 << 20;
+    std::vector<std::vector<float>> inputs;
+    for (int r = 0; r < cc.nranks(); ++r) inputs.push_back(input_of<float>(seed + 17, r, count));
+    const std::vector<double> want = exact_reduce(inputs, ncclSum);
+    const double eb = range_bound(inputs, 1e-3);
+    device_array<float> d_send(count), d_recv(count);
+    NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, inputs[cc.rank()].data(), count * sizeof(float), cudaMemcpyHostToDevice));
+    std::vector<float> got(count);
+    for (int call = 0; call < 6; ++call) {
+      comm.allreduce(d_send.ptr, d_recv.ptr, count, ncclSum, 1e-3, stream);
+      comm.check(stream);
+      NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+      double max_err = 0;
+      if (count_sum_violations(got.data(), want.data(), count, eb, max_err) != 0) c.fail("autotuned allreduce outside the bound");
+    }
+    const ncclz::call_info& info = comm.last_call();
+    if (!(info.autotune_ncclz_ms > 0 && info.autotune_nccl_ms > 0)) c.fail("the autotuner did not decide after 4 calls");
+    const int route = info.fallback ? 1 : 0;
+    if (!same_on_all_ranks(cc, &route, sizeof route, stream)) c.fail("ranks took different routes after autotuning");
+    if (cc.rank() == 0) {
+      std::printf("autotune allreduce 4 MiB: compressed %.3f ms, NCCL %.3f ms (slowest rank): %s\n", info.autotune_ncclz_ms,
+                  info.autotune_nccl_ms, info.fallback ? "NCCL" : "compressed");
+    }
   }
   time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
   time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-3);

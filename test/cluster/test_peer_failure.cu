@@ -29,6 +29,7 @@ int run() {
   ncclz::communicator_config config;
   config.timeout = kTimeout;
   config.fallback_below_bytes = 0;
+  config.autotune = false;
   ncclz::Communicator<RelFL> comm(cc.comm(), config);
 
   const std::size_t count = std::size_t{1} << 20;
