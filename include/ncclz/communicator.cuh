@@ -100,11 +100,12 @@ struct communicator_config {
   /// ncclz at NCCL's speed on fast links (NVLink), where compression cannot pay. With
   /// fallback_below_bytes = 0 and autotune = false every call is compressed.
   bool autotune = true;
-  /// Direct reductions are cut into parts of at least this many bytes of each rank's input (and
-  /// at most Pipeline's max_parts), so that coding one part overlaps moving another. Measured on
-  /// the 4-rank emulated cluster (sockets), 256 MiB allreduce at REL 1e-2: 1 part 12.64 ms,
-  /// 4 parts of 64 MiB 12.65 ms, 8 parts of 32 MiB 18.9 ms: coding hides behind the transfer,
-  /// but every part adds two size exchanges and smaller socket messages, so parts stay large.
+  /// With Pipeline<Overlap<N>>, direct reductions are cut into parts of at least this many
+  /// bytes of each rank's input (and at most N), so that coding one part overlaps moving
+  /// another. Measured on the 4-rank emulated cluster (sockets), 256 MiB allreduce at REL 1e-2:
+  /// 1 part 12.64 / 15.00 ms, 4 parts of 64 MiB 12.65 / 16.4 ms, 8 parts of 32 MiB 18.9 ms (two
+  /// runs): coding hides behind the transfer, but every part adds two size exchanges and smaller
+  /// socket messages. Hence Communicator's default Pipeline<NoOverlap>, and large parts here.
   std::size_t pipeline_part_bytes = std::size_t{64} << 20;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
@@ -117,7 +118,7 @@ struct phase_time {
   float ms;
 };
 
-template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<Overlap<4>>>
+template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<NoOverlap>>
 class Communicator {
   static_assert(PipelinePolicy<Pipe>,
                 "ncclz::Communicator<Codec, Schedule, Pipe>: Pipe must be ncclz::Pipeline<ncclz::Overlap<N>> (1 <= N <= 16) "

@@ -6,6 +6,8 @@
 //
 // The part size has a floor at run time (communicator_config::pipeline_part_bytes), so small
 // messages are not cut into parts whose size exchanges cost more than the overlap saves.
+// Communicator's default is NoOverlap: over sockets the parts' extra size exchanges cost as much
+// as the overlap saved (docs/collectives.md has the measurements).
 // Parts apply to the direct reductions (allreduce, reduce, reduce_scatter); each costs its own
 // size exchanges (two for allreduce and reduce, one for reduce_scatter).
 #pragma once
