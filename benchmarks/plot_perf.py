@@ -44,10 +44,19 @@ def read_run(path):
     return config, rows
 
 
+def transport(config):
+    """How the ranks were connected, from the run's NCCL_* variables and GPU count."""
+    env = config.get("env") or {}
+    if env.get("NCCL_NET") == "Socket" and env.get("NCCL_P2P_DISABLE") == "1":
+        return "sockets" if config.get("gpus_visible", 1) > 1 else "sockets, one GPU (emulated)"
+    return "NCCL transports"
+
+
 def label(config):
     fallback = config["fallback_below"]
-    fallback = "default fallback" if fallback is None else "always compressed" if fallback == 0 else f"fallback < {fallback:g} B"
-    return f'{config["ranks"]} ranks, {config["type"]}, {config["bound_mode"].upper()} {config["bound"]:g}, {config["coder"]}, {fallback}'
+    fallback = "default route" if fallback is None else "always compressed" if fallback == 0 else f"fallback < {fallback:g} B"
+    return (f'{config["ranks"]} ranks, {transport(config)}, {config["type"]}, {config["bound_mode"].upper()} '
+            f'{config["bound"]:g}, {fallback}')
 
 
 def size_axis(ax, sizes):
