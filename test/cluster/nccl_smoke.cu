@@ -32,6 +32,7 @@
 
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/error.hpp"
+#include "rank_main.hpp"
 
 namespace {
 
@@ -290,26 +291,4 @@ int run() {
 
 }  // namespace
 
-int main() {
-  // Skip only where there is no GPU to use (CI machines). Any other failure to reach the GPU, such
-  // as an MPS server that does not answer, is an error, not a skip.
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver || (status == cudaSuccess && devices == 0)) {
-    std::printf("SKIP: no CUDA device (%s)\n", status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
-    return 77;
-  }
-  if (status != cudaSuccess) {
-    const char* mps = std::getenv("CUDA_MPS_PIPE_DIRECTORY");
-    std::fprintf(stderr, "nccl_smoke: cudaGetDeviceCount failed: %s (%s)%s\n", cudaGetErrorName(status),
-                 cudaGetErrorString(status), mps != nullptr ? "; MPS is on: does its server run? (try --no-mps)" : "");
-    return 1;
-  }
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    const char* rank = std::getenv("NCCLZ_RANK");
-    std::fprintf(stderr, "nccl_smoke: rank %s FAILED: %s\n", rank != nullptr ? rank : "?", e.what());
-    return 1;
-  }
-}
+int main() { return ncclz::test::rank_main("nccl_smoke", run); }

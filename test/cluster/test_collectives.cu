@@ -22,6 +22,7 @@
 
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/ncclz.cuh"
+#include "rank_main.hpp"
 
 namespace {
 
@@ -524,18 +525,4 @@ int run() {
 
 }  // namespace
 
-int main() {
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver || (status == cudaSuccess && devices == 0)) {
-    std::printf("SKIP: no CUDA device\n");
-    return 77;
-  }
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    const char* rank = std::getenv("NCCLZ_RANK");
-    std::fprintf(stderr, "test_collectives: rank %s FAILED: %s\n", rank != nullptr ? rank : "?", e.what());
-    return 1;
-  }
-}
+int main() { return ncclz::test::rank_main("test_collectives", run); }

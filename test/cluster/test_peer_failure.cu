@@ -15,6 +15,7 @@
 
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/ncclz.cuh"
+#include "rank_main.hpp"
 
 namespace {
 
@@ -76,18 +77,4 @@ int run() {
 
 }  // namespace
 
-int main() {
-  int devices = 0;
-  const cudaError_t status = cudaGetDeviceCount(&devices);
-  if (status == cudaErrorNoDevice || status == cudaErrorInsufficientDriver || (status == cudaSuccess && devices == 0)) {
-    std::printf("SKIP: no CUDA device\n");
-    return 77;
-  }
-  try {
-    return run();
-  } catch (const std::exception& e) {
-    std::fprintf(stderr, "test_peer_failure: rank %s FAILED: %s\n", std::getenv("NCCLZ_RANK") ? std::getenv("NCCLZ_RANK") : "?",
-                 e.what());
-    return 1;
-  }
-}
+int main() { return ncclz::test::rank_main("test_peer_failure", run); }
