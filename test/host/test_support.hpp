@@ -6,8 +6,12 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <span>
+#include <string>
 #include <type_traits>
+#include <vector>
 
+#include "ncclz/error.hpp"
 #include "ncclz/format.hpp"  // the element types and their conversions
 
 namespace ncclz_test {
@@ -69,5 +73,32 @@ template <>
 struct limits<__half> : limits16<__half, 11, 0x7C00, 0x7BFF, 0x0400> {};
 template <>
 struct limits<__nv_bfloat16> : limits16<__nv_bfloat16, 8, 0x7F80, 0x7F7F, 0x0080> {};
+
+/// A value of type V at byte `at` of `bytes`, and the same written back (for patching streams).
+template <class V>
+V load(const std::vector<std::byte>& bytes, std::uint64_t at) {
+  V v;
+  std::memcpy(&v, bytes.data() + at, sizeof v);
+  return v;
+}
+template <class V>
+void store(std::vector<std::byte>& bytes, std::uint64_t at, V v) {
+  std::memcpy(bytes.data() + at, &v, sizeof v);
+}
+
+/// Runs `decode` on a heap copy of exactly `bytes`'s size (so an over-read is reported under
+/// -fsanitize=address). Returns "" on success, the message of a format_error otherwise; any other
+/// exception escapes and fails the test.
+template <class Decode>
+std::string format_error_of(const std::vector<std::byte>& bytes, Decode&& decode) {
+  const std::vector<std::byte> exact(bytes.begin(), bytes.end());
+  try {
+    decode(std::span<const std::byte>(exact.data(), exact.size()));
+  } catch (const ncclz::format_error& e) {
+    const std::string what = e.what();
+    return what.empty() ? std::string("<format_error with an empty message>") : what;
+  }
+  return "";
+}
 
 }  // namespace ncclz_test

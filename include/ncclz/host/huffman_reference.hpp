@@ -1,0 +1,410 @@
+// The huffman tile mode (docs/format.md, "Huffman tile"): the host reference, plain sequential C++.
+//
+// This is the reference the device Huffman coder will match bit for bit, the way
+// reference_codec.hpp is the oracle of the fixed-length coder: same histogram, same alphabet
+// choice, same length-limited canonical codebook, same bytes. It is not wired into any Codec or
+// EntropyCoder policy and no chunk header names it yet (the device cannot run it yet, and a policy
+// it cannot run would be a trap); the constants and the layout below move to format.hpp
+// (`tile_mode::huffman`) when the device coder lands.
+//
+// What makes the layout fit a GPU: a tile's 8192 codes are cut into 64 sub-blocks of 128, each a
+// self-contained bit stream whose length is stored, so 64 threads decode one tile independently
+// (escaped values sit inline after their escape code: no cross-sub-block index); codes are at
+// most 12 bits, so a decoder resolves each one with a single lookup in a 4096-entry table built
+// from the code lengths in shared memory; and the codebook is derived only from integer counts,
+// with every tie broken by symbol value, so a device build reproduces it exactly.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ncclz/error.hpp"
+#include "ncclz/format.hpp"
+#include "ncclz/host/reference_codec.hpp"  // detail::put, get, bit_width, corrupt_tile
+
+namespace ncclz::host::detail::huffman {
+
+inline constexpr std::uint8_t kTileMode = 2;            // the next free tile_mode id
+inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
+inline constexpr std::uint32_t kMaxAlphabet = 256;      // symbols, the escape included
+inline constexpr std::uint32_t kSubblockElements = 128;  // four fixed-length blocks
+inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 64
+/// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
+inline constexpr std::uint64_t kBitsPerCodeLength = 4;
+
+/// Follows the tile header.
+struct huffman_header {
+  std::uint16_t alphabet;     ///< symbols 0..alphabet-2 are zig-zagged deltas; alphabet-1 is the escape
+  std::uint8_t escape_width;  ///< bits of each escaped delta, stored after its escape code (0..32)
+  std::uint8_t reserved;      ///< zero
+};
+static_assert(sizeof(huffman_header) == 4);
+
+constexpr std::uint32_t subblock_count(std::uint32_t elements) {
+  return (elements + kSubblockElements - 1) / kSubblockElements;
+}
+
+/// Where the parts of a huffman tile start, relative to the tile, and its total size.
+struct tile_layout {
+  std::uint64_t code_lengths;    ///< 4 bits per symbol, low nibble first
+  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream
+  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
+  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
+  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
+  std::uint64_t total;           ///< padded to 8 bytes
+};
+
+constexpr tile_layout tile_layout_of(std::uint32_t alphabet, std::uint32_t subblocks, std::uint64_t stream_bits,
+                                     std::uint32_t outliers, std::uint32_t value_bytes) {
+  tile_layout l{};
+  l.code_lengths = sizeof(format::tile_header) + sizeof(huffman_header);
+  l.subblock_bits = format::align_up(l.code_lengths + (alphabet + 1) / 2, 2);
+  l.stream = format::align_up(l.subblock_bits + 2ull * subblocks, 4);
+  l.outlier_index = l.stream + format::align_up((stream_bits + 7) / 8, 4);
+  l.outlier_values = format::align_up(l.outlier_index + 2ull * outliers, value_bytes);
+  l.total = format::align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  return l;
+}
+
+/// The largest huffman tile of `elements` values: the whole alphabet, every code at the longest
+/// length followed by a 32-bit escape, every value an outlier. (Real tiles never reach it; the
+/// selector stores a tile raw or fixed-length whenever that is smaller.)
+constexpr std::uint64_t max_tile_bytes(std::uint32_t elements, std::uint32_t value_bytes) {
+  return tile_layout_of(kMaxAlphabet, subblock_count(elements), std::uint64_t{elements} * (kMaxCodeLength + 32),
+                        elements, value_bytes)
+      .total;
+}
+
+/// A tile's zig-zagged code deltas (as the fixed-length mode codes them) and its outliers.
+/// Element 0's delta is 0 by definition (`base` holds its code) and is not coded: zigzagged[i]
+/// is the delta of element i + 1. (Coding it would cost a constant or ramp tile a second symbol,
+/// and a bit a value.)
+struct tile_deltas {
+  std::vector<std::uint32_t> zigzagged;
+  std::vector<std::uint16_t> outlier_index;
+  std::int32_t base = 0;
+};
+
+template <class Codec, class T>
+tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p) {
+  using Q = typename Codec::quantizer;
+  tile_deltas d;
+  std::uint32_t prev = 0;
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    std::int32_t code = 0;
+    if (!Q::template quantize<T>(values[i], p, code)) {
+      code = 0;  // an outlier's code counts as 0, as in fixed_length tiles
+      d.outlier_index.push_back(static_cast<std::uint16_t>(i));
+    }
+    if (i == 0) d.base = code;
+    else d.zigzagged.push_back(format::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(code) - prev)));
+    prev = static_cast<std::uint32_t>(code);
+  }
+  return d;
+}
+
+/// Counts of each zig-zagged delta, the last bin counting every delta >= kMaxAlphabet - 1.
+inline std::array<std::uint32_t, kMaxAlphabet> histogram(std::span<const std::uint32_t> zigzagged) {
+  std::array<std::uint32_t, kMaxAlphabet> h{};
+  for (const std::uint32_t z : zigzagged) ++h[std::min<std::uint32_t>(z, kMaxAlphabet - 1)];
+  return h;
+}
+
+/// The alphabet size a (1..256) the encoder uses: deltas >= a - 1 escape. It minimises
+/// 4 * a + escape_width * escapes(a), the codebook's bits against the escaped deltas' raw bits
+/// (both codes cost about the same), the smallest a on a tie. Integer-only, so the device's
+/// choice is the same.
+inline std::uint32_t choose_alphabet(const std::array<std::uint32_t, kMaxAlphabet>& hist, std::uint32_t escape_width) {
+  std::uint64_t escapes = 0;  // deltas >= a - 1, for a walking down from 256
+  std::uint64_t best_cost = ~std::uint64_t{0};
+  std::uint32_t best = kMaxAlphabet;
+  for (std::uint32_t a = kMaxAlphabet; a >= 1; --a) {
+    escapes += hist[a - 1];
+    const std::uint64_t cost = kBitsPerCodeLength * a + std::uint64_t{escape_width} * escapes;
+    if (cost <= best_cost) {
+      best_cost = cost;
+      best = a;
+    }
+  }
+  return best;
+}
+
+/// Per-symbol counts for an alphabet: symbol alphabet-1 (the escape) counts every delta >= it.
+inline std::vector<std::uint32_t> symbol_counts(const std::array<std::uint32_t, kMaxAlphabet>& hist,
+                                                std::uint32_t alphabet) {
+  std::vector<std::uint32_t> counts(hist.begin(), hist.begin() + alphabet);
+  for (std::uint32_t z = alphabet; z < kMaxAlphabet; ++z) counts[alphabet - 1] += hist[z];
+  return counts;
+}
+
+/// Code lengths (0 = unused) of a Huffman code limited to `max_length` bits. Deterministic:
+/// 1. used symbols sorted by (count, symbol); a two-queue Huffman merge that takes the leaf when a
+///    leaf and a merged node weigh the same gives each leaf a depth;
+/// 2. depths over max_length are folded in with JPEG's adjustment (ITU T.81 Annex K.3), which
+///    keeps the code complete;
+/// 3. the resulting lengths go, shortest first, to symbols sorted by (count descending, symbol).
+/// A single used symbol gets length 1 (and is then coded in 0 bits, see codebook).
+inline std::vector<std::uint8_t> limited_code_lengths(std::span<const std::uint32_t> counts,
+                                                      std::uint32_t max_length = kMaxCodeLength) {
+  std::vector<std::uint32_t> used;
+  for (std::uint32_t s = 0; s < counts.size(); ++s) {
+    if (counts[s] > 0) used.push_back(s);
+  }
+  std::vector<std::uint8_t> lengths(counts.size(), 0);
+  const auto m = static_cast<std::uint32_t>(used.size());
+  if (m == 1) lengths[used[0]] = 1;
+  if (m <= 1) return lengths;
+  std::stable_sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) { return counts[a] < counts[b]; });
+
+  // Nodes 0..m-1 are the leaves in sorted order, m..2m-2 the merged nodes in creation order.
+  std::vector<std::uint64_t> weight(2 * m - 1);
+  std::vector<std::uint32_t> parent(2 * m - 1, 0);
+  for (std::uint32_t i = 0; i < m; ++i) weight[i] = counts[used[i]];
+  std::uint32_t next_leaf = 0, next_merged = m;
+  auto take_lightest = [&](std::uint32_t merged_end) {
+    if (next_leaf < m && (next_merged == merged_end || weight[next_leaf] <= weight[next_merged])) return next_leaf++;
+    return next_merged++;
+  };
+  for (std::uint32_t node = m; node < 2 * m - 1; ++node) {
+    const std::uint32_t a = take_lightest(node);
+    const std::uint32_t b = take_lightest(node);
+    weight[node] = weight[a] + weight[b];
+    parent[a] = parent[b] = node;
+  }
+  std::vector<std::uint32_t> depth(2 * m - 1, 0);  // parents come after their children
+  std::vector<std::uint32_t> length_count(m + 1, 0);
+  for (std::uint32_t node = 2 * m - 1; node-- > 0;) {
+    if (node < 2 * m - 2) depth[node] = depth[parent[node]] + 1;
+    if (node < m) ++length_count[depth[node]];
+  }
+
+  for (std::uint32_t deepest = m; deepest > max_length; --deepest) {
+    while (length_count[deepest] > 0) {
+      // Two leaves of the deepest level become one a level up; a shallower leaf (at `j`) splits
+      // into two at j + 1 to make room: the Kraft sum stays 1.
+      std::uint32_t j = deepest - 2;
+      while (length_count[j] == 0) --j;
+      length_count[deepest] -= 2;
+      length_count[deepest - 1] += 1;
+      length_count[j + 1] += 2;
+      length_count[j] -= 1;
+    }
+  }
+  std::stable_sort(used.begin(), used.end(), [&](std::uint32_t a, std::uint32_t b) { return counts[a] > counts[b]; });
+  std::uint32_t next = 0;
+  for (std::uint32_t len = 1; len <= std::min(m, max_length); ++len) {
+    for (std::uint32_t k = 0; k < length_count[len]; ++k) lengths[used[next++]] = static_cast<std::uint8_t>(len);
+  }
+  return lengths;
+}
+
+inline std::uint32_t reverse_bits(std::uint32_t code, std::uint32_t length) {
+  std::uint32_t r = 0;
+  for (std::uint32_t k = 0; k < length; ++k) r |= ((code >> k) & 1u) << (length - 1 - k);
+  return r;
+}
+
+/// A canonical codebook from its code lengths: codes of one length are consecutive, in symbol
+/// order, and shorter codes come first (DEFLATE's rule, RFC 1951 3.2.2).
+struct codebook {
+  std::vector<std::uint8_t> lengths;  ///< as stored: 0 = unused, 1..12
+  std::vector<std::uint32_t> codes;   ///< bit-reversed: the first code bit is the stream's next bit
+  std::vector<std::uint8_t> emitted;  ///< bits each symbol takes in the stream (0 when it is alone)
+  std::uint32_t used = 0;
+
+  /// The decoder's table: entry k is the symbol whose code starts the 12 stream bits k (first bit
+  /// lowest), and the code's length. Complete codes fill every entry.
+  struct entry {
+    std::uint16_t symbol;
+    std::uint8_t length;
+  };
+  [[nodiscard]] std::vector<entry> decode_table() const {
+    std::vector<entry> table(std::size_t{1} << kMaxCodeLength, entry{0, 0});
+    for (std::uint32_t s = 0; s < lengths.size(); ++s) {
+      if (lengths[s] == 0) continue;
+      const std::uint32_t len = emitted[s];
+      for (std::uint32_t high = 0; high < (1u << (kMaxCodeLength - len)); ++high) {
+        table[codes[s] | (high << len)] = entry{static_cast<std::uint16_t>(s), static_cast<std::uint8_t>(len)};
+      }
+    }
+    return table;
+  }
+};
+
+/// Builds and checks the codebook of `lengths`. A valid codebook is complete (Kraft sum exactly
+/// 1), or a single symbol of length 1 (coded in 0 bits), or empty for a tile of at most one
+/// element (nothing is coded). Throws
+/// format_error naming the tile otherwise.
+inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::uint64_t tile, bool allow_empty) {
+  codebook book;
+  book.lengths.assign(lengths.begin(), lengths.end());
+  book.codes.assign(lengths.size(), 0);
+  book.emitted.assign(lengths.begin(), lengths.end());
+  std::array<std::uint32_t, kMaxCodeLength + 1> count_of_length{};
+  std::uint64_t kraft = 0;  // in units of 2^-kMaxCodeLength
+  for (const std::uint8_t len : lengths) {
+    if (len > kMaxCodeLength) corrupt_tile(tile, "has a Huffman code length over 12 bits");
+    if (len == 0) continue;
+    ++count_of_length[len];
+    ++book.used;
+    kraft += std::uint64_t{1} << (kMaxCodeLength - len);
+  }
+  if (book.used == 0 && !allow_empty) corrupt_tile(tile, "has an empty Huffman codebook");
+  if (book.used == 1) {
+    if (kraft != (std::uint64_t{1} << (kMaxCodeLength - 1))) corrupt_tile(tile, "has a lone Huffman symbol whose length is not 1");
+    std::fill(book.emitted.begin(), book.emitted.end(), 0);
+    return book;
+  }
+  if (book.used > 1 && kraft > (std::uint64_t{1} << kMaxCodeLength)) corrupt_tile(tile, "has an over-subscribed Huffman codebook");
+  if (book.used > 1 && kraft < (std::uint64_t{1} << kMaxCodeLength)) corrupt_tile(tile, "has an incomplete Huffman codebook");
+  std::array<std::uint32_t, kMaxCodeLength + 1> next_code{};
+  std::uint32_t code = 0;
+  for (std::uint32_t len = 1; len <= kMaxCodeLength; ++len) {
+    code = (code + count_of_length[len - 1]) << 1;
+    next_code[len] = code;
+  }
+  for (std::uint32_t s = 0; s < lengths.size(); ++s) {
+    if (lengths[s] != 0) book.codes[s] = reverse_bits(next_code[lengths[s]]++, lengths[s]);
+  }
+  return book;
+}
+
+/// Appends bits least significant first (bit k of the stream is bit k % 8 of byte k / 8).
+class bit_writer {
+ public:
+  void put(std::uint64_t value, std::uint32_t bits) {
+    for (std::uint32_t k = 0; k < bits; ++k, ++size_) {
+      if (size_ % 8 == 0) bytes_.push_back(std::byte{0});
+      bytes_.back() |= static_cast<std::byte>(((value >> k) & 1u) << (size_ % 8));
+    }
+  }
+  [[nodiscard]] std::uint64_t size() const { return size_; }
+  [[nodiscard]] const std::vector<std::byte>& bytes() const { return bytes_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+  std::uint64_t size_ = 0;
+};
+
+/// `bits` (<= 56) bits of `stream` from bit `at`, the first one lowest; bits past the end read 0.
+inline std::uint64_t peek_bits(std::span<const std::byte> stream, std::uint64_t at, std::uint32_t bits) {
+  std::uint64_t window = 0;
+  const std::uint64_t first = at / 8;
+  for (std::uint64_t k = 0; k < 8 && first + k < stream.size(); ++k) {
+    window |= std::uint64_t{static_cast<std::uint8_t>(stream[first + k])} << (8 * k);
+  }
+  return (window >> (at % 8)) & ((std::uint64_t{1} << bits) - 1);
+}
+
+/// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
+template <class Codec, class T>
+std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p) {
+  const auto elements = static_cast<std::uint32_t>(values.size());
+  const tile_deltas d = deltas_of<Codec>(values, p);
+  const std::array<std::uint32_t, kMaxAlphabet> hist = histogram(d.zigzagged);
+  std::uint32_t any_bits = 0;
+  for (const std::uint32_t z : d.zigzagged) any_bits |= z;
+  const std::uint32_t widest = bit_width(any_bits);  // of the largest delta
+  const std::uint32_t alphabet = choose_alphabet(hist, widest);
+  const std::uint32_t escape = alphabet - 1;
+  const std::vector<std::uint32_t> counts = symbol_counts(hist, alphabet);
+  const codebook book = canonical_codebook(limited_code_lengths(counts), 0, elements <= 1);
+  const std::uint32_t escape_width = counts[escape] > 0 ? widest : 0;
+
+  const std::uint32_t subblocks = subblock_count(elements);
+  bit_writer stream;
+  std::vector<std::uint16_t> subblock_bits(subblocks);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    const std::uint64_t start = stream.size();
+    for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
+      const std::uint32_t z = d.zigzagged[i - 1];
+      const std::uint32_t symbol = std::min(z, escape);
+      stream.put(book.codes[symbol], book.emitted[symbol]);
+      if (symbol == escape) stream.put(z, escape_width);
+    }
+    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 128 * (12 + 32)
+  }
+
+  const auto outliers = static_cast<std::uint32_t>(d.outlier_index.size());
+  const tile_layout l = tile_layout_of(alphabet, subblocks, stream.size(), outliers, sizeof(T));
+  std::vector<std::byte> out(l.total);
+  put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
+  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(alphabet), static_cast<std::uint8_t>(escape_width), 0});
+  for (std::uint32_t s = 0; s < alphabet; ++s) {
+    out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
+  }
+  for (std::uint32_t b = 0; b < subblocks; ++b) put(out, l.subblock_bits + 2ull * b, subblock_bits[b]);
+  std::copy(stream.bytes().begin(), stream.bytes().end(), out.begin() + static_cast<std::ptrdiff_t>(l.stream));
+  for (std::uint32_t o = 0; o < outliers; ++o) {
+    put(out, l.outlier_index + 2ull * o, d.outlier_index[o]);
+    put(out, l.outlier_values + std::uint64_t{o} * sizeof(T), values[d.outlier_index[o]]);
+  }
+  return out;
+}
+
+/// Decodes one huffman tile into `out` (its element count). Checks everything before it reads it:
+/// a corrupt tile throws format_error naming `tile`, and no read goes past `tile_bytes`.
+template <class Codec, class T>
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+  using Q = typename Codec::quantizer;
+  const auto elements = static_cast<std::uint32_t>(out.size());
+  const std::uint64_t headers = sizeof(format::tile_header) + sizeof(huffman_header);
+  if (tile_bytes.size() < headers) corrupt_tile(tile, "is shorter than its headers (huffman)");
+  const auto th = get<format::tile_header>(tile_bytes, 0);
+  const auto hh = get<huffman_header>(tile_bytes, sizeof th);
+  if (th.mode != kTileMode) corrupt_tile(tile, "is not a huffman tile");
+  if (th.reserved != 0 || hh.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
+  if (hh.alphabet < 1 || hh.alphabet > kMaxAlphabet) corrupt_tile(tile, "has a Huffman alphabet outside 1..256");
+  if (hh.escape_width > 32) corrupt_tile(tile, "has an escape width over 32 bits");
+  if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
+  const std::uint32_t subblocks = subblock_count(elements);
+  const tile_layout head = tile_layout_of(hh.alphabet, subblocks, 0, 0, sizeof(T));
+  if (head.stream > tile_bytes.size()) corrupt_tile(tile, "is truncated (code lengths or sub-block sizes)");
+  std::vector<std::uint8_t> lengths(hh.alphabet);
+  for (std::uint32_t s = 0; s < hh.alphabet; ++s) {
+    lengths[s] = static_cast<std::uint8_t>((static_cast<std::uint8_t>(tile_bytes[head.code_lengths + s / 2]) >> (4 * (s % 2))) & 0xFu);
+  }
+  const codebook book = canonical_codebook(lengths, tile, elements <= 1);
+  std::vector<std::uint64_t> subblock_start(subblocks + 1, 0);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    subblock_start[b + 1] = subblock_start[b] + get<std::uint16_t>(tile_bytes, head.subblock_bits + 2ull * b);
+  }
+  const tile_layout l = tile_layout_of(hh.alphabet, subblocks, subblock_start[subblocks], th.outlier_count, sizeof(T));
+  if (l.total > tile_bytes.size()) corrupt_tile(tile, "is truncated (bit stream or outliers)");
+
+  const std::span<const std::byte> stream = tile_bytes.subspan(l.stream, l.outlier_index - l.stream);
+  const std::vector<codebook::entry> table = book.decode_table();
+  const std::uint32_t escape = hh.alphabet - 1u;
+  auto code = static_cast<std::uint32_t>(th.base);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    std::uint64_t at = subblock_start[b];
+    if (b == 0 && elements > 0) out[0] = Q::template dequantize<T>(th.base, p);
+    for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
+      const codebook::entry e = table[peek_bits(stream, at, kMaxCodeLength)];
+      at += e.length;
+      std::uint32_t z = e.symbol;
+      if (z == escape) {
+        z = static_cast<std::uint32_t>(peek_bits(stream, at, hh.escape_width));
+        at += hh.escape_width;
+      }
+      code += static_cast<std::uint32_t>(format::unzigzag(z));
+      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
+    }
+    if (at != subblock_start[b + 1]) {
+      corrupt_tile(tile, "has a Huffman sub-block " + std::to_string(b) + " whose codes do not fill its " +
+                             std::to_string(subblock_start[b + 1] - subblock_start[b]) + " bits");
+    }
+  }
+  for (std::uint32_t o = 0; o < th.outlier_count; ++o) {
+    const auto i = get<std::uint16_t>(tile_bytes, l.outlier_index + 2ull * o);
+    if (i >= elements) corrupt_tile(tile, "has an outlier index outside the tile");
+    out[i] = get<T>(tile_bytes, l.outlier_values + std::uint64_t{o} * sizeof(T));
+  }
+}
+
+}  // namespace ncclz::host::detail::huffman

@@ -1,0 +1,518 @@
+// Host tests of the huffman tile mode's reference (ncclz/host/huffman_reference.hpp): the
+// length-limited canonical codebook, tile round trips over every element type and shape of data,
+// corrupt and truncated tiles, and the size against fixed_length tiles that a selector will need.
+//
+// Random inputs are fresh on every run; each test case prints its seed on failure. Rerun a
+// failure with NCCLZ_TEST_SEED=<seed> to get the same inputs again. NCCLZ_TEST_DATA=<dir of .f32
+// files> (tools/make_datasets.sh) adds real fields to the size comparison.
+#include <catch2/catch.hpp>
+
+#include "test_support.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <limits>
+#include <queue>
+#include <random>
+#include <span>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/error.hpp"
+#include "ncclz/format.hpp"
+#include "ncclz/host/huffman_reference.hpp"
+#include "ncclz/host/reference_codec.hpp"
+
+namespace {
+
+namespace fmt = ncclz::format;
+namespace hf = ncclz::host::detail::huffman;
+using Catch::Matchers::Contains;
+using AbsFixed = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelFixed = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using bytes = std::vector<std::byte>;
+using ncclz_test::bits_of;
+using ncclz_test::format_error_of;
+using ncclz_test::fresh_seed;
+using ncclz_test::from_double;
+using ncclz_test::limits;
+using ncclz_test::load;
+using ncclz_test::store;
+
+/// Parameters under which a double's integer value is its own code (AbsBound 0.5: step 1), so a
+/// test can write the exact code sequence it wants.
+ncclz::quant_params<double> exact_codes() {
+  return ncclz::Quantizer<ncclz::AbsBound>::make_params<double>(0.5, ncclz::value_range<double>::empty());
+}
+
+template <class Codec, class T>
+ncclz::quant_params<T> params_for(const std::vector<T>& in, double bound) {
+  using Q = typename Codec::quantizer;
+  return Q::template make_params<T>(bound, Q::needs_range ? ncclz::host::find_range<T>(in) : ncclz::value_range<T>::empty());
+}
+
+template <class Codec, class T>
+std::string decode_error(const bytes& tile, std::size_t n, const ncclz::quant_params<T>& p) {
+  std::vector<T> out(n);
+  return format_error_of(tile, [&](std::span<const std::byte> s) { hf::decode_tile<Codec, T>(s, 7, p, std::span<T>(out)); });
+}
+
+/// Encodes `in` as one huffman tile, decodes it and checks every element: dequantize(quantize(x))
+/// for a coded value, x bit for bit for an outlier. Returns the tile.
+template <class Codec, class T>
+bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p) {
+  using Q = typename Codec::quantizer;
+  const bytes tile = hf::encode_tile<Codec, T>(std::span<const T>(in), p);
+  CAPTURE(in.size(), tile.size());
+  REQUIRE(tile.size() % 8 == 0);
+  REQUIRE(tile.size() <= hf::max_tile_bytes(static_cast<std::uint32_t>(in.size()), sizeof(T)));
+  REQUIRE(hf::encode_tile<Codec, T>(std::span<const T>(in), p) == tile);  // deterministic
+  std::vector<T> out(in.size(), from_double<T>(-12345.0));
+  const std::string error = format_error_of(tile, [&](std::span<const std::byte> s) { hf::decode_tile<Codec, T>(s, 0, p, std::span<T>(out)); });
+  REQUIRE(error.empty());
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    std::int32_t q = 0;
+    const T expected = Q::template quantize<T>(in[i], p, q) ? Q::template dequantize<T>(q, p) : in[i];
+    if (bits_of(out[i]) != bits_of(expected)) {
+      INFO("element " << i << ": decoded bits " << bits_of(out[i]) << ", expected " << bits_of(expected));
+      REQUIRE(bits_of(out[i]) == bits_of(expected));
+    }
+  }
+  return tile;
+}
+
+bytes check_codes(const std::vector<double>& codes) { return check_round_trip<AbsFixed, double>(codes, exact_codes()); }
+
+hf::huffman_header huffman_header_of(const bytes& tile) { return load<hf::huffman_header>(tile, sizeof(fmt::tile_header)); }
+
+/// Sum over symbols of count * length: the stream bits a codebook spends (escapes' raw bits aside).
+std::uint64_t coded_bits(std::span<const std::uint32_t> counts, std::span<const std::uint8_t> lengths) {
+  std::uint64_t bits = 0;
+  for (std::size_t s = 0; s < counts.size(); ++s) bits += std::uint64_t{counts[s]} * lengths[s];
+  return bits;
+}
+
+/// The cost of an unlimited optimal (Huffman) code: the sum of every merged node's weight.
+std::uint64_t optimal_bits(std::span<const std::uint32_t> counts) {
+  std::priority_queue<std::uint64_t, std::vector<std::uint64_t>, std::greater<>> q;
+  for (const std::uint32_t c : counts) {
+    if (c > 0) q.push(c);
+  }
+  std::uint64_t bits = 0;
+  while (q.size() > 1) {
+    const std::uint64_t a = q.top();
+    q.pop();
+    const std::uint64_t b = q.top();
+    q.pop();
+    bits += a + b;
+    q.push(a + b);
+  }
+  return bits;
+}
+
+/// Codes whose deltas are two-sided geometric: P(|d| = k) ~ (1 - r) r^k. Small r: very skewed.
+std::vector<double> geometric_codes(std::size_t n, double r, std::mt19937_64& g) {
+  std::geometric_distribution<int> magnitude(1.0 - r);
+  std::vector<double> v(n);
+  double code = static_cast<double>(static_cast<std::int32_t>(g() % 2000001) - 1000000);
+  for (auto& x : v) {
+    code += (g() & 1u) ? magnitude(g) : -magnitude(g);
+    x = code;
+  }
+  return v;
+}
+
+/// A smooth field: a few sine waves over a slow random walk, about `amplitude` wide.
+template <class T>
+std::vector<T> wavy_field(std::size_t n, double amplitude, std::mt19937_64& g) {
+  std::normal_distribution<double> step(0.0, amplitude * 2e-4);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double f1 = 1.0 / (300.0 + 3000.0 * u(g)), f2 = 1.0 / (20.0 + 200.0 * u(g)), phase = 6.3 * u(g);
+  std::vector<T> v(n);
+  double walk = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    walk += step(g);
+    const double t = static_cast<double>(i);
+    v[i] = from_double<T>(amplitude * (0.4 * std::sin(f1 * t + phase) + 0.1 * std::cos(f2 * t)) + walk);
+  }
+  return v;
+}
+
+/// Gradient-like values: Laplace noise (heavy-ish tails), a share `zeros` of them exactly 0.
+std::vector<float> gradient_like(std::size_t n, double zeros, std::mt19937_64& g) {
+  std::exponential_distribution<double> e(1.0);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::vector<float> v(n);
+  for (auto& x : v) x = u(g) < zeros ? 0.0f : static_cast<float>((g() & 1u) ? e(g) : -e(g));
+  return v;
+}
+
+/// Sprinkles NaN, Inf and values past 2^30 steps (outliers) over `v`.
+template <class T>
+void add_outliers(std::vector<T>& v, double share, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (auto& x : v) {
+    const double r = u(g);
+    if (r < share / 3) x = limits<T>::quiet_NaN();
+    else if (r < 2 * share / 3) x = (g() & 1u) ? limits<T>::infinity() : -limits<T>::infinity();
+    else if (r < share) x = limits<T>::max();
+  }
+}
+
+}  // namespace
+
+TEST_CASE("huffman: canonical codes are DEFLATE's (RFC 1951 3.2.2 example), bit-reversed for an LSB-first stream",
+          "[huffman][codebook]") {
+  const std::vector<std::uint8_t> lengths = {3, 3, 3, 3, 3, 2, 4, 4};
+  const hf::codebook book = hf::canonical_codebook(lengths, 0, false);
+  const std::uint32_t expected[] = {0b010, 0b011, 0b100, 0b101, 0b110, 0b00, 0b1110, 0b1111};
+  for (std::uint32_t s = 0; s < lengths.size(); ++s) {
+    CAPTURE(s);
+    REQUIRE(hf::reverse_bits(book.codes[s], lengths[s]) == expected[s]);
+    REQUIRE(book.emitted[s] == lengths[s]);
+  }
+  // Every entry of the decode table is filled, with the symbol whose code prefixes its index.
+  const auto table = book.decode_table();
+  for (std::uint32_t k = 0; k < table.size(); ++k) {
+    const auto e = table[k];
+    REQUIRE(e.length == lengths[e.symbol]);
+    REQUIRE((k & ((1u << e.length) - 1)) == book.codes[e.symbol]);
+  }
+}
+
+TEST_CASE("huffman: code lengths are optimal when the limit does not bind, complete and within 12 bits when it does",
+          "[huffman][codebook]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  SECTION("random counts: a complete code, as cheap as Huffman's wherever no length passes 12") {
+    for (int trial = 0; trial < 300; ++trial) {
+      std::vector<std::uint32_t> counts(1 + g() % hf::kMaxAlphabet);
+      for (auto& c : counts) c = (g() % 3 == 0) ? 0 : static_cast<std::uint32_t>(1 + g() % (1 + g() % 5000));
+      const auto lengths = hf::limited_code_lengths(counts);
+      CAPTURE(trial, counts.size());
+      const hf::codebook book = hf::canonical_codebook(lengths, 0, true);  // throws unless complete
+      REQUIRE(*std::max_element(lengths.begin(), lengths.end()) <= hf::kMaxCodeLength);
+      for (std::size_t s = 0; s < counts.size(); ++s) REQUIRE((counts[s] > 0) == (lengths[s] > 0));
+      const auto unlimited = hf::limited_code_lengths(counts, 64);
+      if (*std::max_element(unlimited.begin(), unlimited.end()) <= hf::kMaxCodeLength && book.used > 1) {
+        REQUIRE(coded_bits(counts, lengths) == optimal_bits(counts));
+      }
+    }
+  }
+  SECTION("Fibonacci counts (an unlimited code 29 bits deep) are cut to 12 bits at a small cost") {
+    std::vector<std::uint32_t> counts = {1, 1};
+    while (counts.size() < 30) counts.push_back(counts[counts.size() - 1] + counts[counts.size() - 2]);
+    const auto unlimited = hf::limited_code_lengths(counts, 64);
+    REQUIRE(*std::max_element(unlimited.begin(), unlimited.end()) == 29);
+    const auto lengths = hf::limited_code_lengths(counts);
+    REQUIRE(*std::max_element(lengths.begin(), lengths.end()) == hf::kMaxCodeLength);
+    REQUIRE_NOTHROW(hf::canonical_codebook(lengths, 0, false));
+    const double cost = static_cast<double>(coded_bits(counts, lengths)) / static_cast<double>(optimal_bits(counts));
+    CAPTURE(cost);
+    REQUIRE(cost < 1.02);
+  }
+}
+
+TEST_CASE("huffman: the codebook is deterministic; ties go to the smaller symbol", "[huffman][codebook]") {
+  // Five equal counts: two 3-bit and three 2-bit codes, the short ones to symbols 0, 1, 2.
+  const std::vector<std::uint32_t> equal = {9, 9, 9, 9, 9};
+  REQUIRE(hf::limited_code_lengths(equal) == std::vector<std::uint8_t>{2, 2, 2, 3, 3});
+  // The same counts under other symbol values give the same lengths, moved with their symbols.
+  const std::vector<std::uint32_t> counts = {5, 0, 40, 5, 1, 1, 300, 5, 2};
+  const std::vector<std::uint32_t> reversed(counts.rbegin(), counts.rend());
+  const auto lengths = hf::limited_code_lengths(counts);
+  auto lengths_reversed = hf::limited_code_lengths(reversed);
+  REQUIRE(lengths == hf::limited_code_lengths(counts));
+  // Equal counts (5 at symbols 0, 3, 7): lengths never decrease with the symbol value.
+  REQUIRE(lengths[0] <= lengths[3]);
+  REQUIRE(lengths[3] <= lengths[7]);
+  std::reverse(lengths_reversed.begin(), lengths_reversed.end());
+  std::vector<std::uint8_t> sorted_a = lengths, sorted_b = lengths_reversed;
+  std::sort(sorted_a.begin(), sorted_a.end());
+  std::sort(sorted_b.begin(), sorted_b.end());
+  REQUIRE(sorted_a == sorted_b);  // the same multiset of lengths: only ties moved
+  REQUIRE(hf::limited_code_lengths(std::vector<std::uint32_t>{0, 0, 7, 0}) == std::vector<std::uint8_t>{0, 0, 1, 0});
+  REQUIRE(hf::limited_code_lengths(std::vector<std::uint32_t>{0, 0}) == std::vector<std::uint8_t>{0, 0});
+}
+
+TEST_CASE("huffman: canonical_codebook rejects lengths no encoder writes", "[huffman][codebook]") {
+  auto error_of = [](std::vector<std::uint8_t> lengths, bool allow_empty = false) {
+    try {
+      hf::canonical_codebook(lengths, 3, allow_empty);
+    } catch (const ncclz::format_error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  REQUIRE_THAT(error_of({1, 1, 1}), Contains("tile 3") && Contains("over-subscribed"));
+  REQUIRE_THAT(error_of({1, 2}), Contains("incomplete"));
+  REQUIRE_THAT(error_of({13, 1}), Contains("over 12 bits"));
+  REQUIRE_THAT(error_of({0, 0}), Contains("empty"));
+  REQUIRE_THAT(error_of({0, 2}), Contains("lone"));
+  REQUIRE(error_of({0, 0}, true).empty());
+  REQUIRE(error_of({0, 1}).empty());
+  REQUIRE(error_of({1, 1}).empty());
+}
+
+TEST_CASE("huffman: the alphabet escapes rare wide deltas and keeps frequent ones", "[huffman][codebook]") {
+  std::array<std::uint32_t, hf::kMaxAlphabet> hist{};
+  hist[0] = 5000;
+  hist[1] = hist[2] = 1000;
+  REQUIRE(hf::choose_alphabet(hist, 2) == 4);  // nothing escapes: symbols 0..2 and an unused escape
+  hist[200] = 1;                               // one delta of 200 (8 bits): cheaper escaped
+  REQUIRE(hf::choose_alphabet(hist, 8) == 4);
+  hist[200] = 100;  // a hundred: cheaper in the alphabet
+  REQUIRE(hf::choose_alphabet(hist, 8) == 202);
+  const auto counts = hf::symbol_counts(hist, 4);
+  REQUIRE(counts == std::vector<std::uint32_t>{5000, 1000, 1000, 100});
+}
+
+TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-escape, empty and maximal tiles",
+          "[huffman][round_trip]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::uint32_t n = fmt::kTileElements;
+  SECTION("skewed: geometric deltas, from very to mildly skewed") {
+    for (const double r : {0.05, 0.3, 0.7, 0.95, 0.995}) {
+      CAPTURE(r);
+      const bytes tile = check_codes(geometric_codes(n, r, g));
+      if (r <= 0.3) REQUIRE(tile.size() < n / 4);  // under 2 bits a code
+    }
+  }
+  SECTION("uniform small deltas: every symbol in the alphabet, none escaped") {
+    std::vector<double> v(n);
+    double code = 0;
+    for (auto& x : v) x = code += static_cast<double>(static_cast<int>(g() % 101) - 50);
+    const bytes tile = check_codes(v);
+    REQUIRE(huffman_header_of(tile).escape_width == 0);
+    REQUIRE(huffman_header_of(tile).alphabet >= 100);
+  }
+  SECTION("single symbol: a constant tile and a ramp cost no stream bits") {
+    for (const double slope : {0.0, 1.0, -7.0}) {
+      std::vector<double> v(n);
+      for (std::uint32_t i = 0; i < n; ++i) v[i] = 1000.0 + slope * i;
+      const bytes tile = check_codes(v);
+      CAPTURE(slope, tile.size());
+      REQUIRE(tile.size() <= 200);  // headers, a few code lengths and 64 zero sub-block sizes
+    }
+  }
+  SECTION("all escape: random codes over 2^30 escape at 31 bits; the escape is the only symbol") {
+    std::vector<double> v(n);
+    for (auto& x : v) x = static_cast<double>(static_cast<std::int32_t>(g() % (1u << 30)) - (1 << 29));
+    const bytes tile = check_codes(v);
+    REQUIRE(huffman_header_of(tile).alphabet == 1);
+    REQUIRE(huffman_header_of(tile).escape_width == 31);
+  }
+  SECTION("empty and short tiles, sub-block edges") {
+    for (const std::uint32_t m : {0u, 1u, 2u, 127u, 128u, 129u, 255u, 8191u, 8192u}) {
+      CAPTURE(m);
+      check_codes(geometric_codes(m, 0.5, g));
+    }
+  }
+  SECTION("maximal: deltas of +-(2^31 - 2) (32-bit escapes) and outliers everywhere") {
+    std::vector<double> v(n);
+    for (std::uint32_t i = 0; i < n; ++i) v[i] = (i % 2 ? -1.0 : 1.0) * ((1 << 30) - 1);
+    const bytes wide = check_codes(v);
+    REQUIRE(huffman_header_of(wide).escape_width == 32);
+    std::vector<double> nans(n, std::numeric_limits<double>::quiet_NaN());
+    check_codes(nans);
+    for (std::uint32_t i = 0; i < n; i += 3) v[i] = std::numeric_limits<double>::infinity();
+    const bytes both = check_codes(v);
+    REQUIRE(load<fmt::tile_header>(both, 0).outlier_count == (n + 2) / 3);
+  }
+}
+
+TEMPLATE_TEST_CASE("huffman tile: round trips of smooth fields with outliers over every element type",
+                   "[huffman][round_trip]", float, double, __half, __nv_bfloat16) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  for (const std::uint32_t m : {1u, 100u, 129u, 8192u}) {
+    for (const double bound : {1e-2, 1e-4, 1e-6}) {
+      std::vector<T> in = wavy_field<T>(m, 100.0, g);
+      add_outliers(in, 0.01, g);
+      CAPTURE(m, bound);
+      check_round_trip<RelFixed, T>(in, params_for<RelFixed>(in, bound));
+      check_round_trip<AbsFixed, T>(in, params_for<AbsFixed>(in, bound * 100.0));
+    }
+  }
+}
+
+TEST_CASE("huffman tile: every truncation is a format_error", "[huffman][truncation]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<double> v = geometric_codes(3000, 0.6, g);
+  v[100] = 5e8;  // an escape
+  v[200] = std::numeric_limits<double>::quiet_NaN();
+  const auto p = exact_codes();
+  const bytes tile = check_codes(v);
+  REQUIRE(huffman_header_of(tile).escape_width > 0);
+  for (std::size_t length = 0; length < tile.size(); ++length) {
+    CAPTURE(length, tile.size());
+    const std::string error = decode_error<AbsFixed, double>(bytes(tile.begin(), tile.begin() + static_cast<std::ptrdiff_t>(length)), v.size(), p);
+    REQUIRE_THAT(error, Contains("ncclz") && Contains("tile 7"));
+  }
+}
+
+TEST_CASE("huffman tile: each corrupt field is a format_error that says what is wrong", "[huffman][corruption]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<double> v = geometric_codes(1000, 0.5, g);
+  v[10] = std::numeric_limits<double>::infinity();
+  const auto p = exact_codes();
+  const bytes tile = check_codes(v);
+  const auto th = load<fmt::tile_header>(tile, 0);
+  const auto hh = huffman_header_of(tile);
+  const hf::tile_layout l = hf::tile_layout_of(hh.alphabet, hf::subblock_count(1000), 0, 0, sizeof(double));
+  auto with = [&](auto edit) {
+    bytes t = tile;
+    edit(t);
+    return decode_error<AbsFixed, double>(t, v.size(), p);
+  };
+  REQUIRE_THAT(with([](bytes& t) { t[0] = std::byte{1}; }), Contains("not a huffman tile"));
+  REQUIRE_THAT(with([](bytes& t) { t[1] = std::byte{1}; }), Contains("reserved"));
+  REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{1}; }), Contains("reserved"));
+  REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 8, 0); }), Contains("alphabet"));
+  REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 8, 257); }), Contains("alphabet"));
+  REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 8, 60000); }), Contains("alphabet"));
+  REQUIRE_THAT(with([](bytes& t) { t[10] = std::byte{33}; }), Contains("escape width"));
+  REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 2, 1001); }), Contains("outliers"));
+  REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0xDD}; }), Contains("over 12 bits"));
+  REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0x11}; }), Contains("over-subscribed"));
+  REQUIRE_THAT(with([&](bytes& t) { std::fill(t.begin() + l.code_lengths, t.begin() + l.subblock_bits, std::byte{0}); }),
+               Contains("empty"));
+  // Sub-block sizes: one past the end of the tile, one bit more or less than its codes take.
+  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, l.subblock_bits, 60000); }), Contains("truncated"));
+  const auto first = load<std::uint16_t>(tile, l.subblock_bits);
+  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, l.subblock_bits, first + 1); }), Contains("sub-block 0"));
+  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, l.subblock_bits, first - 1); }), Contains("sub-block 0"));
+  const std::uint64_t outlier_index = tile.size() - 8 - 8 * th.outlier_count;  // u16 index padded to 8, one double
+  REQUIRE(load<std::uint16_t>(tile, outlier_index) == 10);
+  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, outlier_index, 1000); }), Contains("outlier index"));
+  REQUIRE(decode_error<AbsFixed, double>(tile, v.size(), p).empty());
+}
+
+TEST_CASE("huffman tile: random byte flips decode or fail with format_error, never crash", "[huffman][fuzz]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<float> in = wavy_field<float>(fmt::kTileElements, 10.0, g);
+  add_outliers(in, 0.002, g);
+  in[77] = 1e5f;  // an escape
+  const auto p = params_for<AbsFixed>(in, 1e-3);
+  const bytes tile = check_round_trip<AbsFixed, float>(in, p);
+  REQUIRE(huffman_header_of(tile).escape_width > 0);
+  int decoded = 0, rejected = 0;
+  for (int trial = 0; trial < 3000; ++trial) {
+    bytes t = tile;
+    const int flips = 1 + static_cast<int>(g() % 3);
+    for (int f = 0; f < flips; ++f) {
+      // Half of them in the headers, code lengths and sub-block sizes, where the structure is.
+      const std::uint64_t at = (g() % 2) ? g() % std::min<std::uint64_t>(t.size(), 300) : g() % t.size();
+      t[at] ^= static_cast<std::byte>(1u << (g() % 8));
+    }
+    if (decode_error<AbsFixed, float>(t, in.size(), p).empty()) ++decoded;
+    else ++rejected;
+  }
+  INFO("decoded " << decoded << ", rejected " << rejected);
+  REQUIRE(decoded > 0);
+  REQUIRE(rejected > 0);
+}
+
+namespace {
+
+struct sizes {
+  std::uint64_t fixed = 0;     // fixed_length tiles, raw where smaller (what the codec writes today)
+  std::uint64_t huffman = 0;   // huffman tiles
+  std::uint64_t best = 0;      // the smaller of the two per tile (a per-tile selector)
+  std::uint64_t overhead = 0;  // huffman headers, code lengths and sub-block sizes
+  double entropy_bits = 0;     // order-0 entropy of each tile's deltas, summed
+};
+
+template <class Codec>
+sizes measure(const std::vector<float>& in, double bound) {
+  const auto p = params_for<Codec>(in, bound);
+  sizes s;
+  std::vector<std::byte> scratch(fmt::raw_tile_bytes(fmt::kTileElements, sizeof(float)));
+  for (std::uint64_t t = 0; t < fmt::tile_count(in.size()); ++t) {
+    const std::span<const float> values = std::span<const float>(in).subspan(t * fmt::kTileElements, fmt::tile_elements(in.size(), t));
+    const std::uint64_t fixed = ncclz::host::detail::encode_tile<Codec>(values, p, scratch, 0);
+    const bytes tile = hf::encode_tile<Codec, float>(values, p);
+    const auto hh = huffman_header_of(tile);
+    s.fixed += fixed;
+    s.huffman += tile.size();
+    s.best += std::min<std::uint64_t>(fixed, tile.size());
+    s.overhead += hf::tile_layout_of(hh.alphabet, hf::subblock_count(static_cast<std::uint32_t>(values.size())), 0, 0, 4).stream;
+    const auto hist = hf::histogram(hf::deltas_of<Codec>(values, p).zigzagged);
+    for (const std::uint32_t c : hist) {
+      if (c > 0) s.entropy_bits -= c * std::log2(static_cast<double>(c) / static_cast<double>(values.size()));
+    }
+  }
+  return s;
+}
+
+std::vector<float> read_f32(const std::filesystem::path& file) {
+  std::ifstream f(file, std::ios::binary);
+  std::vector<float> v(std::filesystem::file_size(file) / sizeof(float));
+  f.read(reinterpret_cast<char*>(v.data()), static_cast<std::streamsize>(v.size() * sizeof(float)));
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("huffman tile: size against fixed_length tiles (printed: the evidence for a selector)", "[huffman][size]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::size_t n = std::size_t{1} << 20;
+  struct field {
+    std::string name;
+    std::vector<float> values;
+  };
+  std::vector<field> fields = {{"smooth field", wavy_field<float>(n, 1.0, g)},
+                               {"gradient-like (Laplace)", gradient_like(n, 0.0, g)},
+                               {"sparse gradient (90% zeros)", gradient_like(n, 0.9, g)}};
+  if (const char* dir = std::getenv("NCCLZ_TEST_DATA")) {
+    std::vector<std::filesystem::path> files;
+    for (const auto& e : std::filesystem::directory_iterator(dir)) {
+      if (e.path().extension() == ".f32") files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto& f : files) fields.push_back({f.filename().string(), read_f32(f)});
+  }
+  std::ostringstream note;
+  note << "huffman vs fixed_length tiles, f32, RelBound; bits a value (fixed = raw where smaller; best = smaller per tile;\n"
+       << "overhead = huffman headers, code lengths and sub-block sizes; H0 = order-0 entropy of the deltas)\n"
+       << std::left << std::setw(30) << "field" << std::setw(7) << "REL" << std::right << std::setw(8) << "fixed"
+       << std::setw(9) << "huffman" << std::setw(8) << "best" << std::setw(10) << "overhead" << std::setw(7) << "H0"
+       << std::setw(9) << "huf/fix" << "\n";
+  for (const field& f : fields) {
+    for (const double bound : {1e-2, 1e-3, 1e-4}) {
+      const sizes s = measure<RelFixed>(f.values, bound);
+      const auto per_value = [&](double b) { return 8.0 * b / static_cast<double>(f.values.size()); };
+      note << std::left << std::setw(30) << f.name << std::setw(7) << bound << std::right << std::fixed
+           << std::setprecision(3) << std::setw(8) << per_value(static_cast<double>(s.fixed)) << std::setw(9)
+           << per_value(static_cast<double>(s.huffman)) << std::setw(8) << per_value(static_cast<double>(s.best))
+           << std::setw(10) << per_value(static_cast<double>(s.overhead)) << std::setw(7)
+           << s.entropy_bits / static_cast<double>(f.values.size()) << std::setw(9)
+           << static_cast<double>(s.huffman) / static_cast<double>(s.fixed) << "\n"
+           << std::defaultfloat;
+    }
+  }
+  std::cout << note.str() << std::flush;
+}
