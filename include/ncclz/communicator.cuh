@@ -567,17 +567,19 @@ class Communicator {
     mark("transfer", stream);
   }
 
-  void timed_wait(const char* fn, cudaStream_t stream) {
+  void timed_wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
     mark("size exchange", stream);
     const auto start = std::chrono::steady_clock::now();
-    wait(fn, stream);
+    wait(fn, stream, peers);
     mark("host gap", stream);
     size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ++size_waits_;
   }
 
   /// Waits for `stream` while polling the communicator; aborts it and throws on error or timeout.
-  void wait(const char* fn, cudaStream_t stream) {
+  /// `peers` names whom the wait depends on, for the message (all ranks when empty).
+  void wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
+    const std::string whom = peers.empty() ? "the other " + std::to_string(nranks_ - 1) + " rank(s)" : peers;
     const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
     for (;;) {
       const cudaError_t s = cudaStreamQuery(stream);
@@ -586,15 +588,18 @@ class Communicator {
       ncclResult_t async = ncclSuccess;
       NCCLZ_NCCL_TRY(ncclCommGetAsyncError(comm_, &async));
       if (async != ncclSuccess && async != ncclInProgress) {
+        const char* detail = ncclGetLastError(comm_);  // NCCL's text names the failed connection
+        std::string m = std::string("ncclz::") + fn + " on rank " + std::to_string(rank_) + ": NCCL reported " +
+                        ncclGetErrorString(async) + " while waiting for " + whom;
+        if (detail != nullptr && detail[0] != '\0') m += " (" + std::string(detail) + ")";
         abort_comm();
-        throw nccl_error(static_cast<int>(async), std::string("ncclz::") + fn + ": NCCL reported " +
-                                                      ncclGetErrorString(async) + " (a peer failed); the communicator was aborted");
+        throw nccl_error(static_cast<int>(async), m + "; the communicator was aborted");
       }
       if (std::chrono::steady_clock::now() > deadline) {
         abort_comm();
-        throw error(std::string("ncclz::") + fn + ": timed out after " + std::to_string(config_.timeout.count()) +
-                    " ms waiting for the other ranks (one may have died or not called " + fn +
-                    "); the communicator was aborted");
+        throw error(std::string("ncclz::") + fn + " on rank " + std::to_string(rank_) + ": timed out after " +
+                    std::to_string(config_.timeout.count()) + " ms waiting for " + whom + " (one may have died or not called " +
+                    fn + "); the communicator was aborted");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
@@ -1117,7 +1122,7 @@ class Communicator {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, reduce_.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, stream));
-      timed_wait(fn, stream);
+      timed_wait(fn, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
       const std::uint64_t send_bytes = h_meta_[0], recv_bytes = h_meta_[1];
       std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's code bound
       enqueue(ncclGroupStart(), "ncclGroupStart");
