@@ -7,9 +7,10 @@
 // it cannot run would be a trap); the constants and the layout below move to format.hpp
 // (`tile_mode::huffman`) when the device coder lands.
 //
-// What makes the layout fit a GPU: a tile's 8192 codes are cut into 64 sub-blocks of 128, each a
-// self-contained bit stream whose length is stored, so 64 threads decode one tile independently
-// (escaped values sit inline after their escape code: no cross-sub-block index); codes are at
+// What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256, each a
+// self-contained bit stream whose length is stored, so the 32 lanes of a warp decode one tile
+// independently, lane k sub-block k, after one warp scan of the lengths (escaped values sit
+// inline after their escape code: no cross-sub-block index); codes are at
 // most 12 bits, so a decoder resolves each one with a single lookup in a 4096-entry table built
 // from the code lengths in shared memory; and the codebook is derived only from integer counts,
 // with every tie broken by symbol value, so a device build reproduces it exactly.
@@ -32,8 +33,9 @@ namespace ncclz::host::detail::huffman {
 inline constexpr std::uint8_t kTileMode = 2;            // the next free tile_mode id
 inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
 inline constexpr std::uint32_t kMaxAlphabet = 256;      // symbols, the escape included
-inline constexpr std::uint32_t kSubblockElements = 128;  // four fixed-length blocks
-inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 64
+inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks
+inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
+static_assert(kSubblockElements * (kMaxCodeLength + 32) <= 0xFFFF, "a sub-block's bit length must fit its u16");
 /// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
 inline constexpr std::uint64_t kBitsPerCodeLength = 4;
 
@@ -327,7 +329,7 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
       stream.put(book.codes[symbol], book.emitted[symbol]);
       if (symbol == escape) stream.put(z, escape_width);
     }
-    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 128 * (12 + 32)
+    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 32)
   }
 
   const auto outliers = static_cast<std::uint32_t>(d.outlier_index.size());
