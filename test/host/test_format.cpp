@@ -43,17 +43,8 @@ constexpr std::uint64_t kHeader = sizeof(fmt::chunk_header);
 using ncclz_test::fresh_seed;
 using ncclz_test::from_double;
 using ncclz_test::limits;
-
-template <class V>
-V load(const bytes& b, std::uint64_t at) {
-  V v;
-  std::memcpy(&v, b.data() + at, sizeof v);
-  return v;
-}
-template <class V>
-void store(bytes& b, std::uint64_t at, V v) {
-  std::memcpy(b.data() + at, &v, sizeof v);
-}
+using ncclz_test::load;
+using ncclz_test::store;
 
 /// Values whose tiles code (at an absolute bound of 1e-3) as, in order: fixed-length with outliers
 /// (smooth values, NaN, Inf, values far past 2^30 steps), raw (all outliers), then fixed-length
