@@ -26,6 +26,7 @@
 
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
+#include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
 #include "ncclz/host/reference_codec.hpp"  // detail::put, get, bit_width, corrupt_tile
 
 namespace ncclz::host::detail::huffman {
@@ -274,33 +275,6 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
     if (lengths[s] != 0) book.codes[s] = reverse_bits(next_code[lengths[s]]++, lengths[s]);
   }
   return book;
-}
-
-/// Appends bits least significant first (bit k of the stream is bit k % 8 of byte k / 8).
-class bit_writer {
- public:
-  void put(std::uint64_t value, std::uint32_t bits) {
-    for (std::uint32_t k = 0; k < bits; ++k, ++size_) {
-      if (size_ % 8 == 0) bytes_.push_back(std::byte{0});
-      bytes_.back() |= static_cast<std::byte>(((value >> k) & 1u) << (size_ % 8));
-    }
-  }
-  [[nodiscard]] std::uint64_t size() const { return size_; }
-  [[nodiscard]] const std::vector<std::byte>& bytes() const { return bytes_; }
-
- private:
-  std::vector<std::byte> bytes_;
-  std::uint64_t size_ = 0;
-};
-
-/// `bits` (<= 56) bits of `stream` from bit `at`, the first one lowest; bits past the end read 0.
-inline std::uint64_t peek_bits(std::span<const std::byte> stream, std::uint64_t at, std::uint32_t bits) {
-  std::uint64_t window = 0;
-  const std::uint64_t first = at / 8;
-  for (std::uint64_t k = 0; k < 8 && first + k < stream.size(); ++k) {
-    window |= std::uint64_t{static_cast<std::uint8_t>(stream[first + k])} << (8 * k);
-  }
-  return (window >> (at % 8)) & ((std::uint64_t{1} << bits) - 1);
 }
 
 /// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
