@@ -258,7 +258,7 @@ void check_allreduce(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, s
   }
 }
 
-template <class Codec, class T, class Schedule = ncclz::schedule::Auto>
+template <class Codec, class T, class Schedule = ncclz::schedule::Auto, class Pipe = ncclz::Pipeline<ncclz::Overlap<4>>>
 void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed,
                           std::size_t recvcount, double bound, ncclRedOp_t op = ncclSum) {
   const int n = cc.nranks(), me = cc.rank();
@@ -267,7 +267,7 @@ void check_reduce_scatter(ncclz::cluster_comm& cc, checker& c, cudaStream_t stre
   for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 5 * count, r, count));
   const std::vector<double> want = exact_reduce(inputs, op);
   const double eb = Codec::quantizer::needs_range ? range_bound(inputs, bound) : bound;
-  ncclz::Communicator<Codec, Schedule> comm(cc.comm(), compress_always());
+  ncclz::Communicator<Codec, Schedule, Pipe> comm(cc.comm(), compress_always());
   device_array<T> d_send(count), d_recv(recvcount);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(recvcount, 1) * sizeof(T), stream));
   if (count) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_send.ptr, inputs[me].data(), count * sizeof(T), cudaMemcpyHostToDevice, stream));
