@@ -9,8 +9,8 @@
 //
 // What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256, each a
 // self-contained bit stream whose length is stored, so the 32 lanes of a warp decode one tile
-// independently, lane k sub-block k, after one warp scan of the lengths (escaped values sit
-// inline after their escape code: no cross-sub-block index); codes are at
+// independently, lane k sub-block k, after one warp scan of the lengths (an escaped delta's bits
+// sit inline after its escape code: no cross-sub-block index); codes are at
 // most 12 bits, so a decoder resolves each one with a single lookup in a 4096-entry table built
 // from the code lengths in shared memory; and the codebook is derived only from integer counts,
 // with every tie broken by symbol value, so a device build reproduces it exactly.
@@ -20,6 +20,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,17 +34,21 @@ namespace ncclz::host::detail::huffman {
 
 inline constexpr std::uint8_t kTileMode = 2;            // the next free tile_mode id
 inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
-inline constexpr std::uint32_t kMaxAlphabet = 256;      // symbols, the escape included
+inline constexpr std::uint32_t kMaxLiteralBits = 8;     // at most 256 literals
+/// Escape classes for widths literal_bits+1..32: 2^k + 32 - k symbols, most (280) at k = 8.
+inline constexpr std::uint32_t max_symbols(std::uint32_t literal_bits) { return (1u << literal_bits) + 32 - literal_bits; }
+inline constexpr std::uint32_t kMaxSymbols = max_symbols(kMaxLiteralBits);
+inline constexpr std::uint32_t kMaxExtraBits = 31;        // a width-32 escape's bits, its top one implied
 inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks
 inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
-static_assert(kSubblockElements * (kMaxCodeLength + 32) <= 0xFFFF, "a sub-block's bit length must fit its u16");
+static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a sub-block's bit length must fit its u16");
 /// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
 inline constexpr std::uint64_t kBitsPerCodeLength = 4;
 
 /// Follows the tile header.
 struct huffman_header {
-  std::uint16_t alphabet;     ///< symbols 0..alphabet-2 are zig-zagged deltas; alphabet-1 is the escape
-  std::uint8_t escape_width;  ///< bits of each escaped delta, stored after its escape code (0..32)
+  std::uint16_t symbols;      ///< code lengths stored: 2^literal_bits literals, then escape classes
+  std::uint8_t literal_bits;  ///< k (0..8): deltas below 2^k are literals, the others escape by width
   std::uint8_t reserved;      ///< zero
 };
 static_assert(sizeof(huffman_header) == 4);
@@ -62,11 +67,11 @@ struct tile_layout {
   std::uint64_t total;           ///< padded to 8 bytes
 };
 
-constexpr tile_layout tile_layout_of(std::uint32_t alphabet, std::uint32_t subblocks, std::uint64_t stream_bits,
+constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblocks, std::uint64_t stream_bits,
                                      std::uint32_t outliers, std::uint32_t value_bytes) {
   tile_layout l{};
   l.code_lengths = sizeof(format::tile_header) + sizeof(huffman_header);
-  l.subblock_bits = format::align_up(l.code_lengths + (alphabet + 1) / 2, 2);
+  l.subblock_bits = format::align_up(l.code_lengths + (symbols + 1) / 2, 2);
   l.stream = format::align_up(l.subblock_bits + 2ull * subblocks, 4);
   l.outlier_index = l.stream + format::align_up((stream_bits + 7) / 8, 4);
   l.outlier_values = format::align_up(l.outlier_index + 2ull * outliers, value_bytes);
@@ -74,11 +79,11 @@ constexpr tile_layout tile_layout_of(std::uint32_t alphabet, std::uint32_t subbl
   return l;
 }
 
-/// The largest huffman tile of `elements` values: the whole alphabet, every code at the longest
-/// length followed by a 32-bit escape, every value an outlier. (Real tiles never reach it; the
-/// selector stores a tile raw or fixed-length whenever that is smaller.)
+/// The largest huffman tile of `elements` values: every symbol, every code at the longest length
+/// followed by 31 escape bits, every value an outlier. (Real tiles never reach it; the selector
+/// stores a tile raw or fixed-length whenever that is smaller.)
 constexpr std::uint64_t max_tile_bytes(std::uint32_t elements, std::uint32_t value_bytes) {
-  return tile_layout_of(kMaxAlphabet, subblock_count(elements), std::uint64_t{elements} * (kMaxCodeLength + 32),
+  return tile_layout_of(kMaxSymbols, subblock_count(elements), std::uint64_t{elements} * (kMaxCodeLength + kMaxExtraBits),
                         elements, value_bytes)
       .total;
 }
@@ -111,38 +116,81 @@ tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p) {
   return d;
 }
 
-/// Counts of each zig-zagged delta, the last bin counting every delta >= kMaxAlphabet - 1.
-inline std::array<std::uint32_t, kMaxAlphabet> histogram(std::span<const std::uint32_t> zigzagged) {
-  std::array<std::uint32_t, kMaxAlphabet> h{};
-  for (const std::uint32_t z : zigzagged) ++h[std::min<std::uint32_t>(z, kMaxAlphabet - 1)];
+/// The symbol of zig-zagged delta `z` under k literal bits: z itself below 2^k, else the escape
+/// class of its bit width w (k < w <= 32), symbol 2^k + w - k - 1, followed by z's w - 1 low bits
+/// (its top bit is implied, as in JPEG's magnitude categories).
+inline std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literal_bits) {
+  return z < (1u << literal_bits) ? z : (1u << literal_bits) + bit_width(z) - literal_bits - 1;
+}
+/// The bit width of escape symbol s >= 2^k: what it codes is 2^(w-1) plus w - 1 stream bits.
+inline std::uint32_t escape_width(std::uint32_t symbol, std::uint32_t literal_bits) {
+  return symbol - (1u << literal_bits) + literal_bits + 1;
+}
+
+/// Counts of the deltas' symbols under the most literals (kMaxLiteralBits): every other choice's
+/// counts are sums of these bins (symbol_counts).
+inline std::array<std::uint32_t, kMaxSymbols> histogram(std::span<const std::uint32_t> zigzagged) {
+  std::array<std::uint32_t, kMaxSymbols> h{};
+  for (const std::uint32_t z : zigzagged) ++h[symbol_of(z, kMaxLiteralBits)];
   return h;
 }
 
-/// The alphabet size a (1..256) the encoder uses: deltas >= a - 1 escape. It minimises
-/// 4 * a + escape_width * escapes(a), the codebook's bits against the escaped deltas' raw bits
-/// (both codes cost about the same), the smallest a on a tie. Integer-only, so the device's
-/// choice is the same.
-inline std::uint32_t choose_alphabet(const std::array<std::uint32_t, kMaxAlphabet>& hist, std::uint32_t escape_width) {
-  std::uint64_t escapes = 0;  // deltas >= a - 1, for a walking down from 256
-  std::uint64_t best_cost = ~std::uint64_t{0};
-  std::uint32_t best = kMaxAlphabet;
-  for (std::uint32_t a = kMaxAlphabet; a >= 1; --a) {
-    escapes += hist[a - 1];
-    const std::uint64_t cost = kBitsPerCodeLength * a + std::uint64_t{escape_width} * escapes;
-    if (cost <= best_cost) {
-      best_cost = cost;
-      best = a;
+/// The symbols' counts under k literal bits, up to the widest delta's class (the symbol count the
+/// tile stores: unused classes past it cost nothing).
+inline std::vector<std::uint32_t> symbol_counts(const std::array<std::uint32_t, kMaxSymbols>& hist,
+                                                std::uint32_t literal_bits) {
+  std::vector<std::uint32_t> counts(max_symbols(literal_bits), 0);
+  for (std::uint32_t s = 0; s < kMaxSymbols; ++s) {
+    // Bin s holds the literal s, or (s >= 256) the deltas of one width, an escape class at k = 8.
+    const std::uint32_t width = s < (1u << kMaxLiteralBits) ? bit_width(s) : escape_width(s, kMaxLiteralBits);
+    const std::uint32_t symbol = width <= literal_bits ? s : (1u << literal_bits) + width - literal_bits - 1;
+    counts[symbol] += hist[s];
+  }
+  std::uint32_t used = 1u << literal_bits;  // the literals are always stored
+  for (std::uint32_t symbol = used; symbol < counts.size(); ++symbol) {
+    if (counts[symbol] > 0) used = symbol + 1;
+  }
+  counts.resize(used);
+  return counts;
+}
+
+/// log2(c) for c >= 1 in 16.16 fixed point, linear between powers of two (at most 0.086 bits
+/// low): an integer the device computes the same.
+inline std::uint64_t log2_fixed(std::uint64_t c) {
+  const std::uint32_t e = bit_width(static_cast<std::uint32_t>(c)) - 1;
+  return (std::uint64_t{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
+}
+
+/// The bits (in 16.16 fixed point) a tile of these symbol counts is estimated to take under k
+/// literal bits: the order-0 entropy of its symbols, the escapes' w - 1 bits and 4 bits a stored
+/// code length.
+inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>& hist, std::uint32_t literal_bits) {
+  const std::vector<std::uint32_t> counts = symbol_counts(hist, literal_bits);
+  std::uint64_t total = 0, sum_c_log_c = 0, extra = 0;
+  for (std::uint32_t s = 0; s < counts.size(); ++s) {
+    if (counts[s] == 0) continue;
+    total += counts[s];
+    sum_c_log_c += counts[s] * log2_fixed(counts[s]);
+    if (s >= (1u << literal_bits)) extra += std::uint64_t{counts[s]} * (escape_width(s, literal_bits) - 1);
+  }
+  // c log c <= c log total for each count (log2_fixed is monotone): the entropy is not negative.
+  const std::uint64_t entropy = total == 0 ? 0 : total * log2_fixed(total) - sum_c_log_c;
+  return entropy + ((extra + kBitsPerCodeLength * counts.size()) << 16);
+}
+
+/// The literal bits k (0..8) the encoder uses: the one whose estimated_bits is least, the smallest
+/// on a tie. Integer-only, so the device's choice is the same.
+inline std::uint32_t choose_literal_bits(const std::array<std::uint32_t, kMaxSymbols>& hist) {
+  std::uint32_t best = 0;
+  std::uint64_t best_bits = estimated_bits(hist, 0);
+  for (std::uint32_t k = 1; k <= kMaxLiteralBits; ++k) {
+    const std::uint64_t bits = estimated_bits(hist, k);
+    if (bits < best_bits) {
+      best_bits = bits;
+      best = k;
     }
   }
   return best;
-}
-
-/// Per-symbol counts for an alphabet: symbol alphabet-1 (the escape) counts every delta >= it.
-inline std::vector<std::uint32_t> symbol_counts(const std::array<std::uint32_t, kMaxAlphabet>& hist,
-                                                std::uint32_t alphabet) {
-  std::vector<std::uint32_t> counts(hist.begin(), hist.begin() + alphabet);
-  for (std::uint32_t z = alphabet; z < kMaxAlphabet; ++z) counts[alphabet - 1] += hist[z];
-  return counts;
 }
 
 /// Code lengths (0 = unused) of a Huffman code limited to `max_length` bits. Deterministic:
@@ -278,19 +326,17 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
 }
 
 /// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
+/// `forced_literal_bits` (tests only) overrides the encoder's choice of k.
 template <class Codec, class T>
-std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p) {
+std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p,
+                                   std::optional<std::uint32_t> forced_literal_bits = std::nullopt) {
   const auto elements = static_cast<std::uint32_t>(values.size());
   const tile_deltas d = deltas_of<Codec>(values, p);
-  const std::array<std::uint32_t, kMaxAlphabet> hist = histogram(d.zigzagged);
-  std::uint32_t any_bits = 0;
-  for (const std::uint32_t z : d.zigzagged) any_bits |= z;
-  const std::uint32_t widest = bit_width(any_bits);  // of the largest delta
-  const std::uint32_t alphabet = choose_alphabet(hist, widest);
-  const std::uint32_t escape = alphabet - 1;
-  const std::vector<std::uint32_t> counts = symbol_counts(hist, alphabet);
+  const std::array<std::uint32_t, kMaxSymbols> hist = histogram(d.zigzagged);
+  const std::uint32_t literal_bits = forced_literal_bits.value_or(choose_literal_bits(hist));
+  const std::vector<std::uint32_t> counts = symbol_counts(hist, literal_bits);
   const codebook book = canonical_codebook(limited_code_lengths(counts), 0, elements <= 1);
-  const std::uint32_t escape_width = counts[escape] > 0 ? widest : 0;
+  const auto symbols = static_cast<std::uint32_t>(counts.size());
 
   const std::uint32_t subblocks = subblock_count(elements);
   bit_writer stream;
@@ -299,19 +345,19 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
     const std::uint64_t start = stream.size();
     for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
       const std::uint32_t z = d.zigzagged[i - 1];
-      const std::uint32_t symbol = std::min(z, escape);
+      const std::uint32_t symbol = symbol_of(z, literal_bits);
       stream.put(book.codes[symbol], book.emitted[symbol]);
-      if (symbol == escape) stream.put(z, escape_width);
+      if (z >= (1u << literal_bits)) stream.put(z, bit_width(z) - 1);  // its top bit is implied
     }
-    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 32)
+    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 31)
   }
 
   const auto outliers = static_cast<std::uint32_t>(d.outlier_index.size());
-  const tile_layout l = tile_layout_of(alphabet, subblocks, stream.size(), outliers, sizeof(T));
+  const tile_layout l = tile_layout_of(symbols, subblocks, stream.size(), outliers, sizeof(T));
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
-  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(alphabet), static_cast<std::uint8_t>(escape_width), 0});
-  for (std::uint32_t s = 0; s < alphabet; ++s) {
+  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literal_bits), 0});
+  for (std::uint32_t s = 0; s < symbols; ++s) {
     out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
   }
   for (std::uint32_t b = 0; b < subblocks; ++b) put(out, l.subblock_bits + 2ull * b, subblock_bits[b]);
@@ -335,14 +381,17 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   const auto hh = get<huffman_header>(tile_bytes, sizeof th);
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a huffman tile");
   if (th.reserved != 0 || hh.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
-  if (hh.alphabet < 1 || hh.alphabet > kMaxAlphabet) corrupt_tile(tile, "has a Huffman alphabet outside 1..256");
-  if (hh.escape_width > 32) corrupt_tile(tile, "has an escape width over 32 bits");
+  if (hh.literal_bits > kMaxLiteralBits) corrupt_tile(tile, "has Huffman literal bits over 8");
+  const std::uint32_t literals = 1u << hh.literal_bits;
+  if (hh.symbols < literals || hh.symbols > max_symbols(hh.literal_bits)) {
+    corrupt_tile(tile, "has a Huffman symbol count outside 2^k..2^k + 32 - k (k literal bits)");
+  }
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
   const std::uint32_t subblocks = subblock_count(elements);
-  const tile_layout head = tile_layout_of(hh.alphabet, subblocks, 0, 0, sizeof(T));
+  const tile_layout head = tile_layout_of(hh.symbols, subblocks, 0, 0, sizeof(T));
   if (head.stream > tile_bytes.size()) corrupt_tile(tile, "is truncated (code lengths or sub-block sizes)");
-  std::vector<std::uint8_t> lengths(hh.alphabet);
-  for (std::uint32_t s = 0; s < hh.alphabet; ++s) {
+  std::vector<std::uint8_t> lengths(hh.symbols);
+  for (std::uint32_t s = 0; s < hh.symbols; ++s) {
     lengths[s] = static_cast<std::uint8_t>((static_cast<std::uint8_t>(tile_bytes[head.code_lengths + s / 2]) >> (4 * (s % 2))) & 0xFu);
   }
   const codebook book = canonical_codebook(lengths, tile, elements <= 1);
@@ -350,12 +399,11 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   for (std::uint32_t b = 0; b < subblocks; ++b) {
     subblock_start[b + 1] = subblock_start[b] + get<std::uint16_t>(tile_bytes, head.subblock_bits + 2ull * b);
   }
-  const tile_layout l = tile_layout_of(hh.alphabet, subblocks, subblock_start[subblocks], th.outlier_count, sizeof(T));
+  const tile_layout l = tile_layout_of(hh.symbols, subblocks, subblock_start[subblocks], th.outlier_count, sizeof(T));
   if (l.total > tile_bytes.size()) corrupt_tile(tile, "is truncated (bit stream or outliers)");
 
   const std::span<const std::byte> stream = tile_bytes.subspan(l.stream, l.outlier_index - l.stream);
   const std::vector<codebook::entry> table = book.decode_table();
-  const std::uint32_t escape = hh.alphabet - 1u;
   auto code = static_cast<std::uint32_t>(th.base);
   for (std::uint32_t b = 0; b < subblocks; ++b) {
     std::uint64_t at = subblock_start[b];
@@ -364,9 +412,10 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
       const codebook::entry e = table[peek_bits(stream, at, kMaxCodeLength)];
       at += e.length;
       std::uint32_t z = e.symbol;
-      if (z == escape) {
-        z = static_cast<std::uint32_t>(peek_bits(stream, at, hh.escape_width));
-        at += hh.escape_width;
+      if (z >= literals) {  // an escape of width w <= 32 (the symbol count bounds it)
+        const std::uint32_t extra = escape_width(z, hh.literal_bits) - 1;
+        z = (1u << extra) | static_cast<std::uint32_t>(peek_bits(stream, at, extra));
+        at += extra;
       }
       code += static_cast<std::uint32_t>(format::unzigzag(z));
       out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
