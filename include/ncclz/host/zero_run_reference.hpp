@@ -1,0 +1,377 @@
+// The zero_run tile mode (docs/format.md, "Zero-run tile"): the host reference, plain sequential C++.
+//
+// Run-length coding of zero codes, for sparse data (gradients after thresholding, ReLU
+// activations). This is the reference the device coder will match bit for bit; like the huffman
+// reference it is not wired into any Codec or EntropyCoder policy and no chunk header names it yet
+// (a policy the device cannot run would be a trap). The constants move to format.hpp
+// (`tile_mode::zero_run`) when the device coder lands.
+//
+// A tile's values are either its quantization codes or their deltas (the fixed-length pipeline),
+// zig-zagged, whichever codes smaller: sparse data keeps its zeros only as codes (a delta is 0 only
+// between two equal codes), smooth data has small values only as deltas. The values are cut into 32
+// sub-blocks of 256 with stored bit lengths, one warp lane each, as in the huffman tile. A
+// sub-block is all zeros (length 0), dense (widths per group of 32 values, as the fixed-length
+// blocks: never more than a few bytes over a fixed-length tile) or sparse (Rice-coded runs of zeros
+// before each nonzero, then the nonzeros in widths per group of 32). Every choice is an exact
+// integer bit count, ties to the smaller id, so the device writes the same bytes.
+#pragma once
+
+#include <algorithm>
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ncclz/error.hpp"
+#include "ncclz/format.hpp"
+#include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
+#include "ncclz/host/reference_codec.hpp"    // detail::put, get, bit_width, corrupt_tile
+
+namespace ncclz::host::detail::zero_run {
+
+inline constexpr std::uint8_t kTileMode = 3;  // after huffman (2)
+inline constexpr std::uint32_t kSubblockElements = 256;  // the huffman tile's sub-blocks: one warp lane each
+inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
+inline constexpr std::uint32_t kGroupElements = format::kBlockElements;  // one width per 32 values
+inline constexpr std::uint32_t kFormBits = 4;
+inline constexpr std::uint32_t kMaxRice = 8;   // forms 0..8: sparse, Rice parameter = form; a run is < 256
+inline constexpr std::uint32_t kDense = 9;     // form 9: dense
+inline constexpr std::uint32_t kCountBits = 8;  // nonzeros of a sparse sub-block minus 1 (1..256 nonzeros)
+inline constexpr std::uint32_t kWidthBits = 6;  // a group's width, 0..32
+
+/// How a tile's values are made from its codes q (the element's code; 0 for an outlier).
+enum class predictor : std::uint8_t {
+  codes = 0,   ///< value i = zigzag(q[i]); base is 0
+  deltas = 1,  ///< value i = zigzag(q[i] - q[i-1]), q[-1] = base = q[0]: the fixed-length tile's values
+};
+
+/// Follows the tile header.
+struct zero_run_header {
+  std::uint8_t predictor;  ///< ncclz::host::detail::zero_run::predictor
+  std::uint8_t reserved0;  ///< zero
+  std::uint16_t reserved1;  ///< zero
+};
+static_assert(sizeof(zero_run_header) == 4);
+
+constexpr std::uint32_t subblock_count(std::uint32_t elements) {
+  return (elements + kSubblockElements - 1) / kSubblockElements;
+}
+constexpr std::uint32_t group_count(std::uint32_t values) { return (values + kGroupElements - 1) / kGroupElements; }
+
+/// The largest sub-block a valid encoder writes: dense, every value 32 bits wide.
+inline constexpr std::uint32_t kMaxSubblockBits = kFormBits + group_count(kSubblockElements) * kWidthBits + kSubblockElements * 32;
+static_assert(kMaxSubblockBits <= 0xFFFF, "a sub-block's bit length must fit its u16");
+
+/// Where the parts of a zero_run tile start, relative to the tile, and its total size.
+struct tile_layout {
+  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream (0: all values zero)
+  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
+  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
+  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
+  std::uint64_t total;           ///< padded to 8 bytes
+};
+
+constexpr tile_layout tile_layout_of(std::uint32_t subblocks, std::uint64_t stream_bits, std::uint32_t outliers,
+                                     std::uint32_t value_bytes) {
+  tile_layout l{};
+  l.subblock_bits = sizeof(format::tile_header) + sizeof(zero_run_header);
+  l.stream = format::align_up(l.subblock_bits + 2ull * subblocks, 4);
+  l.outlier_index = l.stream + format::align_up((stream_bits + 7) / 8, 4);
+  l.outlier_values = format::align_up(l.outlier_index + 2ull * outliers, value_bytes);
+  l.total = format::align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  return l;
+}
+
+/// The largest zero_run tile an encoder writes for `elements` values: every sub-block dense at 32
+/// bits, every value an outlier.
+constexpr std::uint64_t max_tile_bytes(std::uint32_t elements, std::uint32_t value_bytes) {
+  const std::uint32_t full = elements / kSubblockElements, rest = elements % kSubblockElements;
+  const std::uint64_t bits = std::uint64_t{full} * kMaxSubblockBits +
+                             (rest > 0 ? kFormBits + group_count(rest) * kWidthBits + rest * 32ull : 0);
+  return tile_layout_of(subblock_count(elements), bits, elements, value_bytes).total;
+}
+
+/// A tile's quantization codes (0 for an outlier) and its outliers.
+struct tile_codes {
+  std::vector<std::int32_t> codes;
+  std::vector<std::uint16_t> outlier_index;
+};
+
+template <class Codec, class T>
+tile_codes codes_of(std::span<const T> values, const quant_params<T>& p) {
+  using Q = typename Codec::quantizer;
+  tile_codes c;
+  c.codes.assign(values.size(), 0);
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (!Q::template quantize<T>(values[i], p, c.codes[i])) {
+      c.codes[i] = 0;  // an outlier's code counts as 0, as in fixed_length tiles
+      c.outlier_index.push_back(static_cast<std::uint16_t>(i));
+    }
+  }
+  return c;
+}
+
+/// The zig-zagged values a predictor codes.
+inline std::vector<std::uint32_t> predicted(std::span<const std::int32_t> codes, predictor pred) {
+  std::vector<std::uint32_t> z(codes.size());
+  auto prev = codes.empty() ? 0u : static_cast<std::uint32_t>(codes[0]);
+  for (std::size_t i = 0; i < codes.size(); ++i) {
+    const auto q = static_cast<std::uint32_t>(codes[i]);
+    z[i] = format::zigzag(static_cast<std::int32_t>(pred == predictor::deltas ? q - prev : q));
+    prev = q;
+  }
+  return z;
+}
+
+/// Bits of `values` stored as groups of 32, each a 6-bit width and the values in that width.
+inline std::uint64_t grouped_bits(std::span<const std::uint32_t> values) {
+  std::uint64_t bits = 0;
+  for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
+    std::uint32_t any = 0;
+    const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
+    for (std::size_t i = g; i < g + n; ++i) any |= values[i];
+    bits += kWidthBits + n * bit_width(any);
+  }
+  return bits;
+}
+
+/// A sub-block's sparse parts: the run of zeros before each nonzero, and each nonzero minus 1.
+struct sparse_parts {
+  std::vector<std::uint32_t> runs;
+  std::vector<std::uint32_t> nonzeros;
+};
+inline sparse_parts sparse_parts_of(std::span<const std::uint32_t> values) {
+  sparse_parts s;
+  std::uint32_t run = 0;
+  for (const std::uint32_t z : values) {
+    if (z == 0) {
+      ++run;
+      continue;
+    }
+    s.runs.push_back(run);
+    s.nonzeros.push_back(z - 1);
+    run = 0;
+  }
+  return s;
+}
+
+/// The form a sub-block is stored in and its bits (0 bits: every value is 0, no form).
+struct subblock_choice {
+  std::uint32_t form = 0;
+  std::uint64_t bits = 0;
+};
+
+/// The smallest form for one sub-block's values: exact bit counts, the smaller form on a tie.
+inline subblock_choice choose_form(std::span<const std::uint32_t> values) {
+  const sparse_parts s = sparse_parts_of(values);
+  if (s.runs.empty()) return {};
+  subblock_choice best{kDense, kFormBits + grouped_bits(values)};
+  const std::uint64_t sparse_fixed = kFormBits + kCountBits + grouped_bits(s.nonzeros);
+  for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {  // downwards, so a tie keeps the smaller k
+    std::uint64_t bits = sparse_fixed;
+    for (const std::uint32_t run : s.runs) bits += (run >> k) + 1 + k;
+    if (bits <= best.bits) best = {k, bits};
+  }
+  return best;
+}
+
+inline void put_groups(bit_writer& w, std::span<const std::uint32_t> values) {
+  for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
+    std::uint32_t any = 0;
+    const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
+    for (std::size_t i = g; i < g + n; ++i) any |= values[i];
+    const std::uint32_t width = bit_width(any);
+    w.put(width, kWidthBits);
+    for (std::size_t i = g; i < g + n; ++i) w.put(values[i], width);
+  }
+}
+
+/// Writes one sub-block in `form` (nothing for an all-zero one).
+inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, std::uint32_t form) {
+  const sparse_parts s = sparse_parts_of(values);
+  if (s.runs.empty()) return;
+  w.put(form, kFormBits);
+  if (form == kDense) {
+    put_groups(w, values);
+    return;
+  }
+  w.put(s.runs.size() - 1, kCountBits);
+  for (const std::uint32_t run : s.runs) {
+    for (std::uint32_t q = 0; q < run >> form; ++q) w.put(0, 1);  // the quotient in unary: zeros, then a one
+    w.put(1, 1);
+    w.put(run, form);  // the remainder: the low `form` bits
+  }
+  put_groups(w, s.nonzeros);
+}
+
+/// The stream bits of a tile's values under one predictor (what the predictor choice compares).
+inline std::uint64_t stream_bits(std::span<const std::uint32_t> values) {
+  std::uint64_t bits = 0;
+  for (std::size_t at = 0; at < values.size(); at += kSubblockElements) {
+    bits += choose_form(values.subspan(at, std::min<std::size_t>(kSubblockElements, values.size() - at))).bits;
+  }
+  return bits;
+}
+
+/// One zero_run tile of `values` under `pred`.
+template <class T>
+std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_codes& c, predictor pred) {
+  const auto elements = static_cast<std::uint32_t>(values.size());
+  const std::vector<std::uint32_t> z = predicted(c.codes, pred);
+  const std::uint32_t subblocks = subblock_count(elements);
+  bit_writer stream;
+  std::vector<std::uint16_t> subblock_bits(subblocks);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    const std::span<const std::uint32_t> part =
+        std::span<const std::uint32_t>(z).subspan(b * kSubblockElements, std::min(kSubblockElements, elements - b * kSubblockElements));
+    const std::uint64_t start = stream.size();
+    put_subblock(stream, part, choose_form(part).form);
+    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= kMaxSubblockBits
+  }
+  const auto outliers = static_cast<std::uint32_t>(c.outlier_index.size());
+  const tile_layout l = tile_layout_of(subblocks, stream.size(), outliers, sizeof(T));
+  std::vector<std::byte> out(l.total);
+  const std::int32_t base = pred == predictor::deltas && elements > 0 ? c.codes[0] : 0;
+  put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), base});
+  put(out, sizeof(format::tile_header), zero_run_header{static_cast<std::uint8_t>(pred), 0, 0});
+  for (std::uint32_t b = 0; b < subblocks; ++b) put(out, l.subblock_bits + 2ull * b, subblock_bits[b]);
+  std::copy(stream.bytes().begin(), stream.bytes().end(), out.begin() + static_cast<std::ptrdiff_t>(l.stream));
+  for (std::uint32_t o = 0; o < outliers; ++o) {
+    put(out, l.outlier_index + 2ull * o, c.outlier_index[o]);
+    put(out, l.outlier_values + std::uint64_t{o} * sizeof(T), values[c.outlier_index[o]]);
+  }
+  return out;
+}
+
+/// The predictor whose stream is shorter; codes on a tie.
+inline predictor choose_predictor(std::span<const std::int32_t> codes) {
+  return stream_bits(predicted(codes, predictor::deltas)) < stream_bits(predicted(codes, predictor::codes))
+             ? predictor::deltas
+             : predictor::codes;
+}
+
+/// One zero_run tile of `values`; always this mode (choosing between modes is the selector's job).
+template <class Codec, class T>
+std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p) {
+  const tile_codes c = codes_of<Codec>(values, p);
+  return encode_tile_with<T>(values, c, choose_predictor(c.codes));
+}
+
+/// Reads a sub-block's bits in order, never past its end.
+class subblock_reader {
+ public:
+  subblock_reader(std::span<const std::byte> stream, std::uint64_t begin, std::uint64_t end, std::uint64_t tile,
+                  std::uint32_t subblock)
+      : stream_(stream), begin_(begin), at_(begin), end_(end), tile_(tile), subblock_(subblock) {}
+
+  std::uint32_t get(std::uint32_t bits) {
+    if (end_ - at_ < bits) fail("runs past its " + std::to_string(end_ - begin_) + " bits");
+    const auto v = static_cast<std::uint32_t>(peek_bits(stream_, at_, bits));
+    at_ += bits;
+    return v;
+  }
+  /// A unary quotient (zeros ended by a one) no larger than `limit`.
+  std::uint32_t unary(std::uint32_t limit) {
+    for (std::uint32_t q = 0;; ++q) {
+      if (get(1) == 1) return q;
+      if (q == limit) fail("has a run of zeros past its end");
+    }
+  }
+  [[noreturn]] void fail(const std::string& what) const {
+    corrupt_tile(tile_, "has a zero_run sub-block " + std::to_string(subblock_) + " that " + what);
+  }
+  [[nodiscard]] bool at_end() const { return at_ == end_; }
+
+ private:
+  std::span<const std::byte> stream_;
+  std::uint64_t begin_, at_, end_, tile_;
+  std::uint32_t subblock_;
+};
+
+inline void get_groups(subblock_reader& r, std::span<std::uint32_t> values, std::uint32_t plus) {
+  for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
+    const std::uint32_t width = r.get(kWidthBits);
+    if (width > 32) r.fail("has a group width over 32 bits");
+    const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
+    for (std::size_t i = g; i < g + n; ++i) values[i] = r.get(width) + plus;
+  }
+}
+
+/// Decodes one sub-block's values into `values` (its element count, zero-filled).
+inline void get_subblock(subblock_reader& r, std::span<std::uint32_t> values) {
+  const std::uint32_t form = r.get(kFormBits);
+  if (form > kDense) r.fail("has an unknown form " + std::to_string(form));
+  if (form == kDense) {
+    get_groups(r, values, 0);
+    return;
+  }
+  const std::uint32_t nonzeros = r.get(kCountBits) + 1;
+  if (nonzeros > values.size()) r.fail("has more nonzeros than values");
+  std::vector<std::uint32_t> position(nonzeros);
+  std::uint32_t next = 0;  // the first element a run may start at
+  for (std::uint32_t n = 0; n < nonzeros; ++n) {
+    // The run and the nonzeros still to come must fit: a run is at most values - next - (nonzeros - n).
+    const auto room = static_cast<std::uint32_t>(values.size()) - next - (nonzeros - n);
+    const std::uint32_t quotient = r.unary(room >> form);
+    const std::uint32_t run = (quotient << form) | r.get(form);
+    if (run > room) r.fail("has runs of zeros past its end");
+    position[n] = next + run;
+    next = position[n] + 1;
+  }
+  std::vector<std::uint32_t> nonzero(nonzeros);
+  get_groups(r, nonzero, 1);
+  for (std::uint32_t n = 0; n < nonzeros; ++n) {
+    if (nonzero[n] == 0) r.fail("has a nonzero stored as 2^32 - 1 (it would wrap to 0)");
+    values[position[n]] = nonzero[n];
+  }
+}
+
+/// Decodes one zero_run tile into `out` (its element count). Checks everything before it reads it:
+/// a corrupt tile throws format_error naming `tile`, and no read goes past `tile_bytes`.
+template <class Codec, class T>
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+  using Q = typename Codec::quantizer;
+  const auto elements = static_cast<std::uint32_t>(out.size());
+  const std::uint32_t subblocks = subblock_count(elements);
+  const tile_layout head = tile_layout_of(subblocks, 0, 0, sizeof(T));
+  if (tile_bytes.size() < head.stream) corrupt_tile(tile, "is shorter than its headers and sub-block sizes (zero_run)");
+  const auto th = get<format::tile_header>(tile_bytes, 0);
+  const auto zh = get<zero_run_header>(tile_bytes, sizeof th);
+  if (th.mode != kTileMode) corrupt_tile(tile, "is not a zero_run tile");
+  if (th.reserved != 0 || zh.reserved0 != 0 || zh.reserved1 != 0) corrupt_tile(tile, "has a nonzero reserved field (zero_run)");
+  if (zh.predictor > static_cast<std::uint8_t>(predictor::deltas)) corrupt_tile(tile, "has an unknown zero_run predictor");
+  const auto pred = static_cast<predictor>(zh.predictor);
+  if (pred == predictor::codes && th.base != 0) corrupt_tile(tile, "has a nonzero base under the codes predictor");
+  if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
+  std::vector<std::uint64_t> subblock_start(subblocks + 1, 0);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    subblock_start[b + 1] = subblock_start[b] + get<std::uint16_t>(tile_bytes, head.subblock_bits + 2ull * b);
+  }
+  const tile_layout l = tile_layout_of(subblocks, subblock_start[subblocks], th.outlier_count, sizeof(T));
+  if (l.total > tile_bytes.size()) corrupt_tile(tile, "is truncated (bit stream or outliers)");
+
+  const std::span<const std::byte> stream = tile_bytes.subspan(l.stream, l.outlier_index - l.stream);
+  std::vector<std::uint32_t> values(elements, 0);
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    if (subblock_start[b + 1] == subblock_start[b]) continue;  // every value 0
+    subblock_reader r(stream, subblock_start[b], subblock_start[b + 1], tile, b);
+    const std::uint32_t first = b * kSubblockElements;
+    get_subblock(r, std::span<std::uint32_t>(values).subspan(first, std::min(kSubblockElements, elements - first)));
+    if (!r.at_end()) r.fail("ends before its " + std::to_string(subblock_start[b + 1] - subblock_start[b]) + " bits");
+  }
+  auto code = static_cast<std::uint32_t>(th.base);
+  for (std::uint32_t i = 0; i < elements; ++i) {
+    const auto v = static_cast<std::uint32_t>(format::unzigzag(values[i]));
+    code = pred == predictor::deltas ? code + v : v;
+    out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
+  }
+  for (std::uint32_t o = 0; o < th.outlier_count; ++o) {
+    const auto i = get<std::uint16_t>(tile_bytes, l.outlier_index + 2ull * o);
+    if (i >= elements) corrupt_tile(tile, "has an outlier index outside the tile");
+    out[i] = get<T>(tile_bytes, l.outlier_values + std::uint64_t{o} * sizeof(T));
+  }
+}
+
+}  // namespace ncclz::host::detail::zero_run
