@@ -70,16 +70,16 @@ std::string decode_error(const bytes& tile, std::size_t n, const ncclz::quant_pa
 
 /// Encodes `in` as one huffman tile, decodes it and checks every element: dequantize(quantize(x))
 /// for a coded value, x bit for bit for an outlier. Returns the tile.
-/// `literal_bits` forces the encoder's k.
+/// `literals` forces the encoder's L.
 template <class Codec, class T>
 bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p,
-                       std::optional<std::uint32_t> literal_bits = std::nullopt) {
+                       std::optional<std::uint32_t> literals = std::nullopt) {
   using Q = typename Codec::quantizer;
-  const bytes tile = hf::encode_tile<Codec, T>(std::span<const T>(in), p, literal_bits);
+  const bytes tile = hf::encode_tile<Codec, T>(std::span<const T>(in), p, literals);
   CAPTURE(in.size(), tile.size());
   REQUIRE(tile.size() % 8 == 0);
   REQUIRE(tile.size() <= hf::max_tile_bytes(static_cast<std::uint32_t>(in.size()), sizeof(T)));
-  REQUIRE(hf::encode_tile<Codec, T>(std::span<const T>(in), p, literal_bits) == tile);  // deterministic
+  REQUIRE(hf::encode_tile<Codec, T>(std::span<const T>(in), p, literals) == tile);  // deterministic
   std::vector<T> out(in.size(), from_double<T>(-12345.0));
   const std::string error = format_error_of(tile, [&](std::span<const std::byte> s) { hf::decode_tile<Codec, T>(s, 0, p, std::span<T>(out)); });
   REQUIRE(error.empty());
@@ -94,8 +94,8 @@ bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p
   return tile;
 }
 
-bytes check_codes(const std::vector<double>& codes, std::optional<std::uint32_t> literal_bits = std::nullopt) {
-  return check_round_trip<AbsFixed, double>(codes, exact_codes(), literal_bits);
+bytes check_codes(const std::vector<double>& codes, std::optional<std::uint32_t> literals = std::nullopt) {
+  return check_round_trip<AbsFixed, double>(codes, exact_codes(), literals);
 }
 
 hf::huffman_header huffman_header_of(const bytes& tile) { return load<hf::huffman_header>(tile, sizeof(fmt::tile_header)); }
@@ -103,7 +103,7 @@ hf::huffman_header huffman_header_of(const bytes& tile) { return load<hf::huffma
 /// Whether a tile's codebook has an escape class (a symbol past the literals).
 bool has_escapes(const bytes& tile) {
   const auto hh = huffman_header_of(tile);
-  return hh.symbols > (1u << hh.literal_bits);
+  return hh.symbols > hh.last_literal + 1u;
 }
 
 /// Where the parts of a valid huffman tile of `elements` values of type T are.
@@ -288,32 +288,42 @@ TEST_CASE("huffman: canonical_codebook rejects lengths no encoder writes", "[huf
 }
 
 TEST_CASE("huffman: width-class escapes map every delta to one symbol and back", "[huffman][codebook]") {
-  for (std::uint32_t k = 0; k <= hf::kMaxLiteralBits; ++k) {
-    REQUIRE(hf::max_symbols(k) <= hf::kMaxSymbols);
-    for (std::uint32_t w = 0; w <= 32; ++w) {
-      for (const std::uint64_t z64 : {(std::uint64_t{1} << w) >> 1, (std::uint64_t{1} << w) - 1}) {
-        const auto z = static_cast<std::uint32_t>(z64);
-        const std::uint32_t s = hf::symbol_of(z, k);
-        CAPTURE(k, w, z, s);
-        REQUIRE(s < hf::max_symbols(k));
-        if (z < (1u << k)) {
-          REQUIRE(s == z);
-          continue;
-        }
-        const std::uint32_t width = hf::escape_width(s, k);
-        REQUIRE(width == w);
-        REQUIRE(((1u << (width - 1)) | (z & ((1u << (width - 1)) - 1))) == z);  // what the decoder rebuilds
+  REQUIRE(hf::max_symbols(hf::kMaxLiterals) == hf::kMaxSymbols);
+  for (std::uint32_t literals = 1; literals <= hf::kMaxLiterals; ++literals) {
+    REQUIRE(hf::max_symbols(literals) <= hf::kMaxSymbols);
+    std::vector<std::uint64_t> zs = {0, literals - 1u, literals, literals + 1u};
+    for (std::uint32_t w = 1; w <= 32; ++w) zs.insert(zs.end(), {std::uint64_t{1} << (w - 1), (std::uint64_t{1} << w) - 1});
+    for (const std::uint64_t z64 : zs) {
+      const auto z = static_cast<std::uint32_t>(z64);
+      const std::uint32_t s = hf::symbol_of(z, literals);
+      CAPTURE(literals, z, s);
+      REQUIRE(s < hf::max_symbols(literals));
+      if (z < literals) {
+        REQUIRE(s == z);
+        continue;
+      }
+      const std::uint32_t width = hf::class_width(s, literals);
+      REQUIRE(width == ncclz::host::detail::bit_width(z));
+      const std::uint32_t bits = hf::escape_bits(width, literals);
+      if (width > ncclz::host::detail::bit_width(literals)) {
+        REQUIRE(bits == width - 1);  // the top bit implied
+      } else {
+        // The first class, [L, 2^w): z - L, in just enough bits for its last value.
+        REQUIRE((std::uint64_t{1} << width) - 1 - literals < (std::uint64_t{1} << bits));
+        REQUIRE((bits == 0 || (std::uint64_t{1} << width) - 1 - literals >= (std::uint64_t{1} << (bits - 1))));
       }
     }
   }
-  // symbol_counts at any k is the histogram (k = 8) merged by width, cut after the widest class.
+  // symbol_counts at any L is the histogram (L = 256) merged by width, cut after the widest class.
   const std::vector<std::uint32_t> zs = {0, 0, 1, 2, 3, 3, 5, 200, 255, 256, 70000};
   const auto hist = hf::histogram(zs);
-  REQUIRE(hf::symbol_counts(hist, 8).size() == 256 + (17 - 8));  // 70000: width 17
-  // k = 2: literals 0..3, then widths 3 (5), 8 (200, 255), 9 (256) and 17 (70000) at symbol w + 1.
-  REQUIRE(hf::symbol_counts(hist, 2) == std::vector<std::uint32_t>{2, 1, 1, 2, 1, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 1});
-  REQUIRE(hf::symbol_counts(hist, 0).size() == 18);
-  REQUIRE(hf::symbol_counts(std::array<std::uint32_t, hf::kMaxSymbols>{}, 3).size() == 8);  // the literals always
+  REQUIRE(hf::symbol_counts(hist, 256).size() == 256 + (17 - 8));  // 70000: width 17
+  // L = 4: literals 0..3, then widths 3 (5), 8 (200, 255), 9 (256) and 17 (70000) at symbol w + 1.
+  REQUIRE(hf::symbol_counts(hist, 4) == std::vector<std::uint32_t>{2, 1, 1, 2, 1, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 1});
+  // L = 5: literals 0..4, then widths 3 ([5, 8): 5), 8, 9 and 17 at symbol w + 2.
+  REQUIRE(hf::symbol_counts(hist, 5) == std::vector<std::uint32_t>{2, 1, 1, 2, 0, 1, 0, 0, 0, 0, 2, 1, 0, 0, 0, 0, 0, 0, 0, 1});
+  REQUIRE(hf::symbol_counts(hist, 1).size() == 18);
+  REQUIRE(hf::symbol_counts(std::array<std::uint32_t, hf::kMaxSymbols>{}, 8).size() == 8);  // the literals always
 }
 
 TEST_CASE("huffman: log2_fixed is exact at powers of two, monotone, and at most 0.086 bits low", "[huffman][codebook]") {
@@ -330,32 +340,33 @@ TEST_CASE("huffman: log2_fixed is exact at powers of two, monotone, and at most 
   }
 }
 
-TEST_CASE("huffman: the literal bits minimise the estimated size: literals for frequent deltas, width classes for wide ones",
+TEST_CASE("huffman: the literal count minimises the estimated size: literals for frequent deltas, width classes for wide ones",
           "[huffman][codebook]") {
   std::array<std::uint32_t, hf::kMaxSymbols> hist{};
-  REQUIRE(hf::choose_literal_bits(hist) == 0);  // nothing coded: the fewest stored lengths
+  REQUIRE(hf::choose_literals(hist) == 1);  // nothing coded: the fewest stored lengths
   hist[0] = 5000;
   hist[1] = hist[2] = 1000;
-  REQUIRE(hf::choose_literal_bits(hist) == 2);  // 0..3 literal: a 4th symbol costs less than a class
-  hist[200] = 1;                                // one delta of 200 escapes (class 8), it costs 7 bits
-  REQUIRE(hf::choose_literal_bits(hist) == 2);
-  for (std::uint32_t z = 4; z < 256; ++z) hist[z] = 100 + (z % 3) * 300;  // frequent and far from uniform in a class
-  REQUIRE(hf::choose_literal_bits(hist) == 8);
+  REQUIRE(hf::choose_literals(hist) == 3);  // literals 0..2: escaping 1 or 2 would add a bit each
+  hist[200] = 1;                            // one delta of 200 escapes (width 8: 7 bits)
+  REQUIRE(hf::choose_literals(hist) == 3);
+  for (std::uint32_t z = 3; z < 256; ++z) hist[z] = 100 + (z % 3) * 300;  // frequent and far from uniform in a class
+  // 255, not 256: the class [255, 256) codes 255 in 0 bits, just as the literal would; a tie.
+  REQUIRE(hf::choose_literals(hist) == 255);
   // Deltas spread evenly over 24 bits: literals would only add code lengths.
   std::array<std::uint32_t, hf::kMaxSymbols> wide{};
-  for (std::uint32_t w = 9; w <= 24; ++w) wide[hf::symbol_of(1u << (w - 1), 8)] = 500;
-  REQUIRE(hf::choose_literal_bits(wide) == 0);
-  // Whatever the counts: the choice is the least estimate, the smallest k on a tie.
+  for (std::uint32_t w = 9; w <= 24; ++w) wide[hf::symbol_of(1u << (w - 1), hf::kMaxLiterals)] = 500;
+  REQUIRE(hf::choose_literals(wide) == 1);
+  // Whatever the counts: the choice is the least estimate, the smallest L on a tie.
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 g(seed);
-  for (int trial = 0; trial < 200; ++trial) {
+  for (int trial = 0; trial < 100; ++trial) {
     for (auto& c : hist) c = (g() % 4 == 0) ? static_cast<std::uint32_t>(g() % 300) : 0;
-    const std::uint32_t k = hf::choose_literal_bits(hist);
-    for (std::uint32_t other = 0; other <= hf::kMaxLiteralBits; ++other) {
-      CAPTURE(trial, k, other);
-      if (other < k) REQUIRE(hf::estimated_bits(hist, other) > hf::estimated_bits(hist, k));
-      else REQUIRE(hf::estimated_bits(hist, other) >= hf::estimated_bits(hist, k));
+    const std::uint32_t chosen = hf::choose_literals(hist);
+    for (std::uint32_t other = 1; other <= hf::kMaxLiterals; ++other) {
+      CAPTURE(trial, chosen, other);
+      if (other < chosen) REQUIRE(hf::estimated_bits(hist, other) > hf::estimated_bits(hist, chosen));
+      else REQUIRE(hf::estimated_bits(hist, other) >= hf::estimated_bits(hist, chosen));
     }
   }
 }
@@ -393,7 +404,7 @@ TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-esca
     std::vector<double> v(n);
     for (auto& x : v) x = static_cast<double>(static_cast<std::int32_t>(g() % (1u << 30)) - (1 << 29));
     const bytes tile = check_codes(v);
-    REQUIRE(huffman_header_of(tile).literal_bits == 0);
+    REQUIRE(huffman_header_of(tile).last_literal == 0);
     REQUIRE(huffman_header_of(tile).symbols == 1 + 31);
   }
   SECTION("empty and short tiles, sub-block edges") {
@@ -407,7 +418,7 @@ TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-esca
     for (std::uint32_t i = 0; i < n; ++i) v[i] = (i % 2 ? -1.0 : 1.0) * ((1 << 30) - 1);
     const bytes wide = check_codes(v);
     const auto hh = huffman_header_of(wide);
-    REQUIRE(hh.symbols == hf::max_symbols(hh.literal_bits));  // the width-32 class is used
+    REQUIRE(hh.symbols == hf::max_symbols(hh.last_literal + 1u));  // the width-32 class is used
     std::vector<double> nans(n, std::numeric_limits<double>::quiet_NaN());
     check_codes(nans);
     for (std::uint32_t i = 0; i < n; i += 3) v[i] = std::numeric_limits<double>::infinity();
@@ -416,10 +427,10 @@ TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-esca
   }
 }
 
-TEST_CASE("huffman tile: escapes of every width class round-trip under every literal bits", "[huffman][round_trip]") {
-  // Deltas whose zig-zagged values sit at both edges of every width 0..32 (2^(w-1) and 2^w - 1;
-  // 2^32 - 4 for 32, the widest delta codes under 2^30 allow), each after a jump to the end of
-  // the code range that leaves it room.
+TEST_CASE("huffman tile: escapes of every width class round-trip under every literal count", "[huffman][round_trip]") {
+  // Deltas whose zig-zagged values are 0..600 (every first class's edges) and both edges of every
+  // width up to 32 (2^(w-1) and 2^w - 1; 2^32 - 4 for 32, the widest delta codes under 2^30
+  // allow), each after a jump to the end of the code range that leaves it room.
   const double top = (1 << 30) - 1;
   std::vector<double> v = {0.0, 0.0};  // and a delta of 0
   auto add_zigzagged = [&](std::uint64_t z) {
@@ -427,6 +438,7 @@ TEST_CASE("huffman tile: escapes of every width class round-trip under every lit
     v.push_back(d > 0 ? -top : top);
     v.push_back(v.back() + d);
   };
+  for (std::uint32_t z = 1; z <= 600; ++z) add_zigzagged(z);
   for (std::uint32_t w = 1; w <= 32; ++w) {
     add_zigzagged(std::uint64_t{1} << (w - 1));
     add_zigzagged(std::min((std::uint64_t{1} << w) - 1, (std::uint64_t{1} << 32) - 4));
@@ -436,11 +448,11 @@ TEST_CASE("huffman tile: escapes of every width class round-trip under every lit
     widths.push_back(ncclz::host::detail::bit_width(z));
   }
   for (std::uint32_t w = 0; w <= 32; ++w) REQUIRE(std::count(widths.begin(), widths.end(), w) > 0);
-  for (std::uint32_t k = 0; k <= hf::kMaxLiteralBits; ++k) {
-    CAPTURE(k);
-    const bytes tile = check_codes(v, k);
-    REQUIRE(huffman_header_of(tile).literal_bits == k);
-    REQUIRE(huffman_header_of(tile).symbols == hf::max_symbols(k));
+  for (std::uint32_t literals = 1; literals <= hf::kMaxLiterals; ++literals) {
+    CAPTURE(literals);
+    const bytes tile = check_codes(v, literals);
+    REQUIRE(huffman_header_of(tile).last_literal == literals - 1);
+    REQUIRE(huffman_header_of(tile).symbols == hf::max_symbols(literals));
   }
   check_codes(v);
 }
@@ -497,14 +509,11 @@ TEST_CASE("huffman tile: each corrupt field is a format_error that says what is 
   REQUIRE_THAT(with([](bytes& t) { t[0] = std::byte{1}; }), Contains("not a huffman tile"));
   REQUIRE_THAT(with([](bytes& t) { t[1] = std::byte{1}; }), Contains("reserved"));
   REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{1}; }), Contains("reserved"));
-  const auto hh = huffman_header_of(tile);
-  const std::uint32_t literals = 1u << hh.literal_bits;
+  const std::uint32_t literals = huffman_header_of(tile).last_literal + 1u;
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(literals - 1)); }), Contains("symbol count"));
-  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(hf::max_symbols(hh.literal_bits) + 1)); }),
+  REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(hf::max_symbols(literals) + 1)); }),
                Contains("symbol count"));
   REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 8, 60000); }), Contains("symbol count"));
-  REQUIRE_THAT(with([](bytes& t) { t[10] = std::byte{9}; }), Contains("literal bits"));
-  REQUIRE_THAT(with([](bytes& t) { t[10] = std::byte{255}; }), Contains("literal bits"));
   REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 2, 1001); }), Contains("outliers"));
   REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0xDD}; }), Contains("over 12 bits"));
   REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0x11}; }), Contains("over-subscribed"));
@@ -518,6 +527,20 @@ TEST_CASE("huffman tile: each corrupt field is a format_error that says what is 
   REQUIRE(load<std::uint16_t>(tile, l.outlier_index) == 10);
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, l.outlier_index, 1000); }), Contains("outlier index"));
   REQUIRE(decode_error<AbsFixed, double>(tile, v.size(), p).empty());
+}
+
+TEST_CASE("huffman tile: an escape past its first class is a format_error", "[huffman][corruption]") {
+  // L = 5: the first class is [5, 8), 2 bits for z - 5. One delta, z = 7 (-4): the lone symbol
+  // costs 0 bits, its escape bits are 2 (0b10); 0b11 would be 8, width 4.
+  const std::vector<double> v = {0.0, -4.0};
+  const bytes tile = check_codes(v, 5);
+  const hf::tile_layout l = layout_of<double>(tile, 2);
+  REQUIRE(load<std::uint16_t>(tile, l.subblock_bits) == 2);
+  REQUIRE(tile[l.stream] == std::byte{0b10});
+  bytes bad = tile;
+  bad[l.stream] = std::byte{0b11};
+  const std::string error = decode_error<AbsFixed, double>(bad, v.size(), exact_codes());
+  REQUIRE_THAT(error, Contains("tile 7") && Contains("past its width class"));
 }
 
 TEST_CASE("huffman tile: random byte flips decode or fail with format_error, never crash", "[huffman][fuzz]") {
@@ -575,7 +598,7 @@ sizes measure(const std::vector<float>& in, double bound) {
     for (std::uint32_t sym = 0; sym < hist.size(); ++sym) {
       const double c = hist[sym];
       if (c > 0) s.entropy_bits -= c * std::log2(c / static_cast<double>(values.size()));
-      if (sym >= 256) s.entropy_bits += c * (hf::escape_width(sym, hf::kMaxLiteralBits) - 1);  // a wide delta's bits
+      if (sym >= 256) s.entropy_bits += c * (hf::class_width(sym, hf::kMaxLiterals) - 1);  // a wide delta's bits
     }
   }
   return s;

@@ -34,10 +34,10 @@ namespace ncclz::host::detail::huffman {
 
 inline constexpr std::uint8_t kTileMode = 2;            // the next free tile_mode id
 inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
-inline constexpr std::uint32_t kMaxLiteralBits = 8;     // at most 256 literals
-/// Escape classes for widths literal_bits+1..32: 2^k + 32 - k symbols, most (280) at k = 8.
-inline constexpr std::uint32_t max_symbols(std::uint32_t literal_bits) { return (1u << literal_bits) + 32 - literal_bits; }
-inline constexpr std::uint32_t kMaxSymbols = max_symbols(kMaxLiteralBits);
+inline constexpr std::uint32_t kMaxLiterals = 256;
+/// L literals, then an escape class for each width bit_width(L)..32: at most 280 symbols.
+inline std::uint32_t max_symbols(std::uint32_t literals) { return literals + 33 - bit_width(literals); }
+inline constexpr std::uint32_t kMaxSymbols = kMaxLiterals + 33 - 9;  // 9: bit_width(256)
 inline constexpr std::uint32_t kMaxExtraBits = 31;        // a width-32 escape's bits, its top one implied
 inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks
 inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
@@ -47,8 +47,8 @@ inline constexpr std::uint64_t kBitsPerCodeLength = 4;
 
 /// Follows the tile header.
 struct huffman_header {
-  std::uint16_t symbols;      ///< code lengths stored: 2^literal_bits literals, then escape classes
-  std::uint8_t literal_bits;  ///< k (0..8): deltas below 2^k are literals, the others escape by width
+  std::uint16_t symbols;      ///< code lengths stored: the literals, then escape classes
+  std::uint8_t last_literal;  ///< L - 1: deltas below L (1..256) are literals, the others escape by width
   std::uint8_t reserved;      ///< zero
 };
 static_assert(sizeof(huffman_header) == 4);
@@ -116,37 +116,41 @@ tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p) {
   return d;
 }
 
-/// The symbol of zig-zagged delta `z` under k literal bits: z itself below 2^k, else the escape
-/// class of its bit width w (k < w <= 32), symbol 2^k + w - k - 1, followed by z's w - 1 low bits
-/// (its top bit is implied, as in JPEG's magnitude categories).
-inline std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literal_bits) {
-  return z < (1u << literal_bits) ? z : (1u << literal_bits) + bit_width(z) - literal_bits - 1;
+/// The symbol of zig-zagged delta `z` under L literals: z itself below L, else the escape class
+/// of its bit width w (bit_width(L) <= w <= 32), symbol L + w - bit_width(L), followed by
+/// escape_bits(w, L) bits (as in JPEG's magnitude categories, so an escape costs its own width).
+inline std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literals) {
+  return z < literals ? z : literals + bit_width(z) - bit_width(literals);
 }
-/// The bit width of escape symbol s >= 2^k: what it codes is 2^(w-1) plus w - 1 stream bits.
-inline std::uint32_t escape_width(std::uint32_t symbol, std::uint32_t literal_bits) {
-  return symbol - (1u << literal_bits) + literal_bits + 1;
+/// The bit width of the deltas escape symbol s >= L stands for.
+inline std::uint32_t class_width(std::uint32_t symbol, std::uint32_t literals) {
+  return symbol - literals + bit_width(literals);
+}
+/// Bits after an escape of width w: w - 1 (z's low bits; its top bit is implied), except in the
+/// first class, which starts at L instead of 2^(w-1): z - L, in as few bits as 2^w - 1 - L takes.
+inline std::uint32_t escape_bits(std::uint32_t width, std::uint32_t literals) {
+  return width == bit_width(literals) ? bit_width((1u << width) - 1 - literals) : width - 1;
 }
 
-/// Counts of the deltas' symbols under the most literals (kMaxLiteralBits): every other choice's
-/// counts are sums of these bins (symbol_counts).
+/// Counts of the deltas' symbols under the most literals (256): every other choice's counts are
+/// sums of these bins (symbol_counts).
 inline std::array<std::uint32_t, kMaxSymbols> histogram(std::span<const std::uint32_t> zigzagged) {
   std::array<std::uint32_t, kMaxSymbols> h{};
-  for (const std::uint32_t z : zigzagged) ++h[symbol_of(z, kMaxLiteralBits)];
+  for (const std::uint32_t z : zigzagged) ++h[symbol_of(z, kMaxLiterals)];
   return h;
 }
 
-/// The symbols' counts under k literal bits, up to the widest delta's class (the symbol count the
+/// The symbols' counts under L literals, up to the widest delta's class (the symbol count the
 /// tile stores: unused classes past it cost nothing).
 inline std::vector<std::uint32_t> symbol_counts(const std::array<std::uint32_t, kMaxSymbols>& hist,
-                                                std::uint32_t literal_bits) {
-  std::vector<std::uint32_t> counts(max_symbols(literal_bits), 0);
+                                                std::uint32_t literals) {
+  std::vector<std::uint32_t> counts(max_symbols(literals), 0);
   for (std::uint32_t s = 0; s < kMaxSymbols; ++s) {
-    // Bin s holds the literal s, or (s >= 256) the deltas of one width, an escape class at k = 8.
-    const std::uint32_t width = s < (1u << kMaxLiteralBits) ? bit_width(s) : escape_width(s, kMaxLiteralBits);
-    const std::uint32_t symbol = width <= literal_bits ? s : (1u << literal_bits) + width - literal_bits - 1;
-    counts[symbol] += hist[s];
+    // Bin s holds the literal s, or (s >= 256) the deltas of one width.
+    const std::uint32_t width = s < kMaxLiterals ? bit_width(s) : class_width(s, kMaxLiterals);
+    counts[s < literals ? s : literals + width - bit_width(literals)] += hist[s];
   }
-  std::uint32_t used = 1u << literal_bits;  // the literals are always stored
+  std::uint32_t used = literals;  // the literals are always stored
   for (std::uint32_t symbol = used; symbol < counts.size(); ++symbol) {
     if (counts[symbol] > 0) used = symbol + 1;
   }
@@ -161,33 +165,32 @@ inline std::uint64_t log2_fixed(std::uint64_t c) {
   return (std::uint64_t{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
 }
 
-/// The bits (in 16.16 fixed point) a tile of these symbol counts is estimated to take under k
-/// literal bits: the order-0 entropy of its symbols, the escapes' w - 1 bits and 4 bits a stored
-/// code length.
-inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>& hist, std::uint32_t literal_bits) {
-  const std::vector<std::uint32_t> counts = symbol_counts(hist, literal_bits);
+/// The bits (in 16.16 fixed point) a tile of these symbol counts is estimated to take under L
+/// literals: the order-0 entropy of its symbols, the escapes' bits and 4 bits a stored code length.
+inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>& hist, std::uint32_t literals) {
+  const std::vector<std::uint32_t> counts = symbol_counts(hist, literals);
   std::uint64_t total = 0, sum_c_log_c = 0, extra = 0;
   for (std::uint32_t s = 0; s < counts.size(); ++s) {
     if (counts[s] == 0) continue;
     total += counts[s];
     sum_c_log_c += counts[s] * log2_fixed(counts[s]);
-    if (s >= (1u << literal_bits)) extra += std::uint64_t{counts[s]} * (escape_width(s, literal_bits) - 1);
+    if (s >= literals) extra += std::uint64_t{counts[s]} * escape_bits(class_width(s, literals), literals);
   }
   // c log c <= c log total for each count (log2_fixed is monotone): the entropy is not negative.
   const std::uint64_t entropy = total == 0 ? 0 : total * log2_fixed(total) - sum_c_log_c;
   return entropy + ((extra + kBitsPerCodeLength * counts.size()) << 16);
 }
 
-/// The literal bits k (0..8) the encoder uses: the one whose estimated_bits is least, the smallest
-/// on a tie. Integer-only, so the device's choice is the same.
-inline std::uint32_t choose_literal_bits(const std::array<std::uint32_t, kMaxSymbols>& hist) {
-  std::uint32_t best = 0;
-  std::uint64_t best_bits = estimated_bits(hist, 0);
-  for (std::uint32_t k = 1; k <= kMaxLiteralBits; ++k) {
-    const std::uint64_t bits = estimated_bits(hist, k);
+/// The literal count L (1..256) the encoder uses: the one whose estimated_bits is least, the
+/// smallest on a tie. Integer-only, so the device's choice is the same.
+inline std::uint32_t choose_literals(const std::array<std::uint32_t, kMaxSymbols>& hist) {
+  std::uint32_t best = 1;
+  std::uint64_t best_bits = estimated_bits(hist, 1);
+  for (std::uint32_t literals = 2; literals <= kMaxLiterals; ++literals) {
+    const std::uint64_t bits = estimated_bits(hist, literals);
     if (bits < best_bits) {
       best_bits = bits;
-      best = k;
+      best = literals;
     }
   }
   return best;
@@ -326,15 +329,15 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
 }
 
 /// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
-/// `forced_literal_bits` (tests only) overrides the encoder's choice of k.
+/// `forced_literals` (tests only) overrides the encoder's choice of L.
 template <class Codec, class T>
 std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p,
-                                   std::optional<std::uint32_t> forced_literal_bits = std::nullopt) {
+                                   std::optional<std::uint32_t> forced_literals = std::nullopt) {
   const auto elements = static_cast<std::uint32_t>(values.size());
   const tile_deltas d = deltas_of<Codec>(values, p);
   const std::array<std::uint32_t, kMaxSymbols> hist = histogram(d.zigzagged);
-  const std::uint32_t literal_bits = forced_literal_bits.value_or(choose_literal_bits(hist));
-  const std::vector<std::uint32_t> counts = symbol_counts(hist, literal_bits);
+  const std::uint32_t literals = forced_literals.value_or(choose_literals(hist));
+  const std::vector<std::uint32_t> counts = symbol_counts(hist, literals);
   const codebook book = canonical_codebook(limited_code_lengths(counts), 0, elements <= 1);
   const auto symbols = static_cast<std::uint32_t>(counts.size());
 
@@ -345,9 +348,12 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
     const std::uint64_t start = stream.size();
     for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
       const std::uint32_t z = d.zigzagged[i - 1];
-      const std::uint32_t symbol = symbol_of(z, literal_bits);
+      const std::uint32_t symbol = symbol_of(z, literals);
       stream.put(book.codes[symbol], book.emitted[symbol]);
-      if (z >= (1u << literal_bits)) stream.put(z, bit_width(z) - 1);  // its top bit is implied
+      if (z >= literals) {
+        const std::uint32_t width = bit_width(z);
+        stream.put(width == bit_width(literals) ? z - literals : z, escape_bits(width, literals));
+      }
     }
     subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 31)
   }
@@ -356,7 +362,7 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
   const tile_layout l = tile_layout_of(symbols, subblocks, stream.size(), outliers, sizeof(T));
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
-  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literal_bits), 0});
+  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literals - 1), 0});
   for (std::uint32_t s = 0; s < symbols; ++s) {
     out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
   }
@@ -381,10 +387,9 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   const auto hh = get<huffman_header>(tile_bytes, sizeof th);
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a huffman tile");
   if (th.reserved != 0 || hh.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
-  if (hh.literal_bits > kMaxLiteralBits) corrupt_tile(tile, "has Huffman literal bits over 8");
-  const std::uint32_t literals = 1u << hh.literal_bits;
-  if (hh.symbols < literals || hh.symbols > max_symbols(hh.literal_bits)) {
-    corrupt_tile(tile, "has a Huffman symbol count outside 2^k..2^k + 32 - k (k literal bits)");
+  const std::uint32_t literals = hh.last_literal + 1u;
+  if (hh.symbols < literals || hh.symbols > max_symbols(literals)) {
+    corrupt_tile(tile, "has a Huffman symbol count outside L..L + 33 - bit_width(L) (L literals)");
   }
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
   const std::uint32_t subblocks = subblock_count(elements);
@@ -413,9 +418,16 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
       at += e.length;
       std::uint32_t z = e.symbol;
       if (z >= literals) {  // an escape of width w <= 32 (the symbol count bounds it)
-        const std::uint32_t extra = escape_width(z, hh.literal_bits) - 1;
-        z = (1u << extra) | static_cast<std::uint32_t>(peek_bits(stream, at, extra));
-        at += extra;
+        const std::uint32_t width = class_width(z, literals);
+        const std::uint32_t bits = escape_bits(width, literals);
+        const auto low = static_cast<std::uint32_t>(peek_bits(stream, at, bits));
+        at += bits;
+        if (width > bit_width(literals)) {
+          z = (1u << bits) | low;
+        } else {
+          z = literals + low;
+          if (bit_width(z) != width) corrupt_tile(tile, "has a Huffman escape past its width class");
+        }
       }
       code += static_cast<std::uint32_t>(format::unzigzag(z));
       out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
