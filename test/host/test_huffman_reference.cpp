@@ -651,11 +651,13 @@ TEST_CASE("huffman tile: size against fixed_length tiles (printed: the evidence 
            << s.entropy_bits / static_cast<double>(f.values.size()) << std::setw(9)
            << static_cast<double>(s.huffman) / static_cast<double>(s.fixed) << "\n"
            << std::defaultfloat;
-      // Where Huffman must win whatever the seed: mostly-zero deltas, and Laplace noise at a loose bound.
+      // Where Huffman must win whatever the seed: mostly-zero deltas, and Laplace noise at any bound
+      // (at 1e-4 its deltas are wide: what width-class escapes are for; one escape at the widest
+      // delta lost 5-7% there).
       const double huffman_share = static_cast<double>(s.huffman) / static_cast<double>(s.fixed);
       CAPTURE(f.name, bound, huffman_share);
       if (&f == &fields[2]) REQUIRE(huffman_share < 0.6);
-      if (&f == &fields[1] && bound == 1e-2) REQUIRE(huffman_share < 0.9);
+      if (&f == &fields[1]) REQUIRE(huffman_share < (bound == 1e-2 ? 0.9 : 0.95));
     }
   }
   std::cout << note.str() << std::flush;
