@@ -226,24 +226,52 @@ std::vector<double> sparse_codes(std::size_t n, double zeros, std::uint32_t spre
 
 TEST_CASE("zero_run: a sub-block takes its smallest form, exactly counted; ties to the smaller form", "[zero_run][form]") {
   std::vector<std::uint32_t> v(256, 0);
-  REQUIRE(zr::choose_form(v).bits == 0);  // all zero: no bits at all
-  // One nonzero (value 1, stored as 0 in a 0-bit group) after 255 zeros: Rice k = 8 costs
-  // 4 + 8 + (0 + 1 + 8) + 6 bits; k = 7: 4 + 8 + (1 + 1 + 7) + 6, the same, and the smaller k wins.
+  REQUIRE(zr::choose_form(v, 1).bits == 0);  // all zero: no bits at all
+  // One nonzero (z = 1: -1) after 255 zeros: form, count, the run (Rice k = 8: 0 + 1 + 8 bits;
+  // k = 7: 1 + 1 + 7, the same, and the smaller k wins), sign mode (all negative), magnitude form
+  // and the magnitude 1 - 1 in Rice k = 0 (1 bit).
   v[255] = 1;
-  REQUIRE(zr::choose_form(v).bits == 27);
-  REQUIRE(zr::choose_form(v).form == 7);
+  REQUIRE(zr::choose_form(v, 1).bits == 4 + 8 + 9 + 2 + 4 + 1);
+  REQUIRE(zr::choose_form(v, 1).form == 7);
   // No zeros: dense, 8 groups of (6 + 32 x width) bits.
   std::fill(v.begin(), v.end(), 3);
-  REQUIRE(zr::choose_form(v).form == zr::kDense);
-  REQUIRE(zr::choose_form(v).bits == 4 + 8 * (6 + 32 * 2));
-  // Alternating zeros: Rice k = 0 (a bitmap up to the last nonzero).
+  REQUIRE(zr::choose_form(v, 1).form == zr::kDense);
+  REQUIRE(zr::choose_form(v, 1).bits == 4 + 8 * (6 + 32 * 2));
+  // Alternating zeros (z = 3: -2): Rice k = 0 for the runs (a bitmap up to the last nonzero), no
+  // sign bits, the magnitudes 2 - 1 in four 1-bit groups; with a least magnitude of 2, 0-bit groups.
   for (std::size_t i = 0; i < v.size(); i += 2) v[i] = 0;
-  REQUIRE(zr::choose_form(v).form == 0);
-  REQUIRE(zr::choose_form(v).bits == 4 + 8 + 128 * 2 + 4 * (6 + 32 * 2));
-  // Its bits are what the writer writes.
-  ncclz::host::detail::bit_writer w;
-  zr::put_subblock(w, v, 0);
-  REQUIRE(w.size() == zr::choose_form(v).bits);
+  REQUIRE(zr::choose_form(v, 1).form == 0);
+  REQUIRE(zr::choose_form(v, 1).bits == 4 + 8 + 128 * 2 + 2 + 4 + 4 * (6 + 32));
+  REQUIRE(zr::choose_form(v, 2).bits == 4 + 8 + 128 * 2 + 2 + 4 + 4 * 6);
+  // The bits are what the writer writes.
+  auto written = [&](std::uint32_t least) {
+    ncclz::host::detail::bit_writer w;
+    zr::put_subblock(w, v, zr::choose_form(v, least).form, least);
+    return w.size();
+  };
+  REQUIRE(written(1) == zr::choose_form(v, 1).bits);
+  REQUIRE(written(2) == zr::choose_form(v, 2).bits);
+  // Mixed signs (z = 1, 2: -1, +1): a sign bit each.
+  for (std::size_t i = 1; i < v.size(); i += 2) v[i] = 1 + (i / 2) % 2;
+  REQUIRE(zr::choose_form(v, 1).bits == 4 + 8 + 128 * 2 + 2 + 128 + 4 + 4 * 6);
+  REQUIRE(written(1) == zr::choose_form(v, 1).bits);
+}
+
+TEST_CASE("zero_run: magnitudes are Rice-coded when they are geometric, in groups when they are flat", "[zero_run][form]") {
+  std::vector<std::uint32_t> m(100, 0);
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::uint32_t>(i % 10 == 0 ? 40 : i % 3);
+  const zr::choice rice = zr::choose_magnitude_form(m);  // rare large, mostly 0..2
+  REQUIRE(rice.form < zr::kMagnitudeGroups);
+  REQUIRE(rice.bits == 4 + zr::rice_bits(m, rice.form));
+  for (std::uint32_t k = 0; k < zr::kMagnitudeGroups; ++k) {  // the least bits, the smallest k on a tie
+    if (k < rice.form) REQUIRE(zr::rice_bits(m, k) > zr::rice_bits(m, rice.form));
+    else REQUIRE(zr::rice_bits(m, k) >= zr::rice_bits(m, rice.form));
+  }
+  REQUIRE(rice.bits < 4 + zr::grouped_bits(m));
+  for (std::size_t i = 0; i < m.size(); ++i) m[i] = static_cast<std::uint32_t>(1000 + i);
+  REQUIRE(zr::choose_magnitude_form(m).form == zr::kMagnitudeGroups);
+  REQUIRE(zr::min_magnitude(std::vector<std::uint32_t>{0, 7, 0, 9, 6}) == 3);  // 7: -4, 9: -5, 6: +3
+  REQUIRE(zr::min_magnitude(std::vector<std::uint32_t>{0, 0}) == 1);
 }
 
 TEST_CASE("zero_run: the predictor is codes for sparse data, deltas for smooth data", "[zero_run][form]") {
@@ -393,6 +421,7 @@ TEST_CASE("zero_run tile: each corrupt field is a format_error that says what is
   REQUIRE_THAT(with([](bytes& t) { t[8] = std::byte{2}; }), Contains("predictor"));
   REQUIRE_THAT(with([](bytes& t) { store<std::int32_t>(t, 4, 5); }), Contains("nonzero base"));
   REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 2, 1001); }), Contains("outliers"));
+  REQUIRE_THAT(with([](bytes& t) { store<std::uint32_t>(t, 12, 0x80000001u); }), Contains("min magnitude"));
   // Sub-block sizes: one past the end of the tile, one bit more or less than its stream takes.
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, l.subblock_bits, 60000); }), Contains("truncated"));
   const auto first = load<std::uint16_t>(tile, l.subblock_bits);
@@ -420,27 +449,34 @@ TEST_CASE("zero_run tile: each corrupt field is a format_error that says what is
   REQUIRE(decode_error<AbsFixed, double>(tile, v.size(), p).empty());
 }
 
-TEST_CASE("zero_run tile: a group width over 32 and a nonzero that wraps to 0 are rejected", "[zero_run][corruption]") {
+TEST_CASE("zero_run tile: hand-made sub-blocks: widths over 32, unknown sign modes, magnitudes past 32-bit values",
+          "[zero_run][corruption]") {
   const auto p = exact_codes();
   std::vector<double> v(256, 0.0);
-  v[3] = 1.0;
-  auto tile_with = [&](auto write) {
+  v[3] = 1.0;  // z = 2: +1
+  auto tile_with = [&](auto write, std::uint32_t min_mag = 1) {
     bytes t = check_codes(v);
     const zr::tile_layout l = layout_of<double>(t, 256);
     ncclz::host::detail::bit_writer w;
     write(w);
     store<std::uint16_t>(t, l.subblock_bits, static_cast<std::uint16_t>(w.size()));
+    store<std::uint32_t>(t, sizeof(fmt::tile_header) + 4, min_mag);
     t.resize(zr::tile_layout_of(1, w.size(), 0, 8).total);
     for (std::size_t k = 0; k < w.bytes().size(); ++k) t[l.stream + k] = w.bytes()[k];
     return decode_error<AbsFixed, double>(t, v.size(), p);
   };
-  REQUIRE(tile_with([](auto& w) {  // the valid sub-block, by hand: k = 2, one nonzero after 3 zeros, value 1
-            w.put(2, 4), w.put(0, 8), w.put(1, 1), w.put(3, 2), w.put(0, 6);
-          }).empty());
-  REQUIRE_THAT(tile_with([](auto& w) { w.put(2, 4), w.put(0, 8), w.put(1, 1), w.put(3, 2), w.put(33, 6), w.put(0, 33); }),
+  // The valid sub-block by hand: k = 2, one nonzero after a run of 3 (1, then 3 in 2 bits), all
+  // positive, magnitudes in groups, a 0-bit group.
+  auto run = [](auto& w) { w.put(2, 4), w.put(0, 8), w.put(1, 1), w.put(3, 2); };
+  REQUIRE(tile_with([&](auto& w) { run(w), w.put(1, 2), w.put(15, 4), w.put(0, 6); }).empty());
+  REQUIRE_THAT(tile_with([&](auto& w) { run(w), w.put(1, 2), w.put(15, 4), w.put(33, 6), w.put(0, 33); }),
                Contains("width over 32"));
-  REQUIRE_THAT(tile_with([](auto& w) { w.put(2, 4), w.put(0, 8), w.put(1, 1), w.put(3, 2), w.put(32, 6), w.put(0xFFFFFFFFu, 32); }),
-               Contains("wrap to 0"));
+  REQUIRE_THAT(tile_with([&](auto& w) { run(w), w.put(3, 2), w.put(15, 4), w.put(0, 6); }), Contains("unknown sign mode"));
+  REQUIRE_THAT(tile_with([&](auto& w) { run(w), w.put(1, 2), w.put(15, 4), w.put(0, 6); }, 0x80000000u),
+               Contains("past the 32-bit values"));  // +2^31
+  REQUIRE(tile_with([&](auto& w) { run(w), w.put(2, 2), w.put(15, 4), w.put(0, 6); }, 0x80000000u).empty());  // -2^31
+  REQUIRE_THAT(tile_with([&](auto& w) { run(w), w.put(1, 2), w.put(15, 4), w.put(0, 6); }, 0), Contains("min magnitude"));
+  REQUIRE_THAT(tile_with([&](auto& w) { run(w), w.put(1, 2), w.put(0, 4), w.put(0, 9); }), Contains("past its"));  // a unary past the end
   REQUIRE_THAT(tile_with([](auto& w) { w.put(zr::kDense, 4), w.put(40, 6); }), Contains("width over 32"));
 }
 

@@ -12,8 +12,9 @@
 // sub-blocks of 256 with stored bit lengths, one warp lane each, as in the huffman tile. A
 // sub-block is all zeros (length 0), dense (widths per group of 32 values, as the fixed-length
 // blocks: never more than a few bytes over a fixed-length tile) or sparse (Rice-coded runs of zeros
-// before each nonzero, then the nonzeros in widths per group of 32). Every choice is an exact
-// integer bit count, ties to the smaller id, so the device writes the same bytes.
+// before each nonzero, then the nonzeros' signs, often one for all (ReLU), and their magnitudes above
+// the tile's least (thresholded gradients), Rice-coded or in widths per group of 32). Every choice
+// is an exact integer bit count, ties to the smaller id, so the device writes the same bytes.
 #pragma once
 
 #include <algorithm>
@@ -40,6 +41,13 @@ inline constexpr std::uint32_t kMaxRice = 8;   // forms 0..8: sparse, Rice param
 inline constexpr std::uint32_t kDense = 9;     // form 9: dense
 inline constexpr std::uint32_t kCountBits = 8;  // nonzeros of a sparse sub-block minus 1 (1..256 nonzeros)
 inline constexpr std::uint32_t kWidthBits = 6;  // a group's width, 0..32
+inline constexpr std::uint32_t kSignModeBits = 2;
+inline constexpr std::uint32_t kMagnitudeFormBits = 4;  // 0..14: Rice parameter; 15: groups of 32
+inline constexpr std::uint32_t kMagnitudeGroups = 15;
+inline constexpr std::uint32_t kMaxStoredMagnitude = 0x7FFFFFFFu;  // a Rice-coded one; bounds its unary quotient
+
+/// The signs of a sparse sub-block's nonzeros.
+enum class sign_mode : std::uint32_t { mixed = 0 /* a bit each, 1 = negative */, positive = 1, negative = 2 };
 
 /// How a tile's values are made from its codes q (the element's code; 0 for an outlier).
 enum class predictor : std::uint8_t {
@@ -49,11 +57,12 @@ enum class predictor : std::uint8_t {
 
 /// Follows the tile header.
 struct zero_run_header {
-  std::uint8_t predictor;  ///< ncclz::host::detail::zero_run::predictor
-  std::uint8_t reserved0;  ///< zero
-  std::uint16_t reserved1;  ///< zero
+  std::uint8_t predictor;      ///< ncclz::host::detail::zero_run::predictor
+  std::uint8_t reserved0;      ///< zero
+  std::uint16_t reserved1;     ///< zero
+  std::uint32_t min_magnitude;  ///< 1..2^31: sparse sub-blocks store each nonzero's magnitude minus it
 };
-static_assert(sizeof(zero_run_header) == 4);
+static_assert(sizeof(zero_run_header) == 8);
 
 constexpr std::uint32_t subblock_count(std::uint32_t elements) {
   return (elements + kSubblockElements - 1) / kSubblockElements;
@@ -137,41 +146,79 @@ inline std::uint64_t grouped_bits(std::span<const std::uint32_t> values) {
   return bits;
 }
 
-/// A sub-block's sparse parts: the run of zeros before each nonzero, and each nonzero minus 1.
+/// A nonzero zig-zagged value's sign and magnitude (z = 2m for +m, 2m - 1 for -m; m <= 2^31).
+constexpr bool is_negative(std::uint32_t z) { return (z & 1u) != 0; }
+constexpr std::uint32_t magnitude(std::uint32_t z) { return (z >> 1) + (z & 1u); }
+
+/// The least magnitude of the nonzero values, 1 if there is none: what sparse sub-blocks subtract.
+inline std::uint32_t min_magnitude(std::span<const std::uint32_t> values) {
+  std::uint32_t least = 0;
+  for (const std::uint32_t z : values) {
+    if (z != 0 && (least == 0 || magnitude(z) < least)) least = magnitude(z);
+  }
+  return least == 0 ? 1 : least;
+}
+
+/// A sub-block's sparse parts: the run of zeros before each nonzero, its sign, and its magnitude
+/// minus the tile's least.
 struct sparse_parts {
   std::vector<std::uint32_t> runs;
-  std::vector<std::uint32_t> nonzeros;
+  std::vector<std::uint32_t> negative;
+  std::vector<std::uint32_t> magnitudes;
+  sign_mode signs = sign_mode::positive;
 };
-inline sparse_parts sparse_parts_of(std::span<const std::uint32_t> values) {
+inline sparse_parts sparse_parts_of(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
   sparse_parts s;
-  std::uint32_t run = 0;
+  std::uint32_t run = 0, negatives = 0;
   for (const std::uint32_t z : values) {
     if (z == 0) {
       ++run;
       continue;
     }
     s.runs.push_back(run);
-    s.nonzeros.push_back(z - 1);
+    s.negative.push_back(is_negative(z) ? 1 : 0);
+    s.magnitudes.push_back(magnitude(z) - min_mag);
+    negatives += s.negative.back();
     run = 0;
   }
+  if (negatives == s.runs.size()) s.signs = sign_mode::negative;
+  else if (negatives > 0) s.signs = sign_mode::mixed;
   return s;
 }
 
-/// The form a sub-block is stored in and its bits (0 bits: every value is 0, no form).
-struct subblock_choice {
+inline std::uint64_t rice_bits(std::span<const std::uint32_t> values, std::uint32_t k) {
+  std::uint64_t bits = 0;
+  for (const std::uint32_t v : values) bits += (v >> k) + 1 + k;
+  return bits;
+}
+
+/// A choice among forms: its id and bits.
+struct choice {
   std::uint32_t form = 0;
   std::uint64_t bits = 0;
 };
 
-/// The smallest form for one sub-block's values: exact bit counts, the smaller form on a tie.
-inline subblock_choice choose_form(std::span<const std::uint32_t> values) {
-  const sparse_parts s = sparse_parts_of(values);
+/// How a sparse sub-block's magnitudes are stored: Rice(k) for k of 0..14, or groups of 32; the
+/// fewest bits (the form field included), the smaller form on a tie.
+inline choice choose_magnitude_form(std::span<const std::uint32_t> magnitudes) {
+  choice best{kMagnitudeGroups, kMagnitudeFormBits + grouped_bits(magnitudes)};
+  for (std::uint32_t k = kMagnitudeGroups; k-- > 0;) {  // downwards, so a tie keeps the smaller k
+    const std::uint64_t bits = kMagnitudeFormBits + rice_bits(magnitudes, k);
+    if (bits <= best.bits) best = {k, bits};
+  }
+  return best;
+}
+
+/// The smallest form for one sub-block's values: exact bit counts, the smaller form on a tie;
+/// 0 bits (no form) when every value is 0.
+inline choice choose_form(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
+  const sparse_parts s = sparse_parts_of(values, min_mag);
   if (s.runs.empty()) return {};
-  subblock_choice best{kDense, kFormBits + grouped_bits(values)};
-  const std::uint64_t sparse_fixed = kFormBits + kCountBits + grouped_bits(s.nonzeros);
-  for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {  // downwards, so a tie keeps the smaller k
-    std::uint64_t bits = sparse_fixed;
-    for (const std::uint32_t run : s.runs) bits += (run >> k) + 1 + k;
+  choice best{kDense, kFormBits + grouped_bits(values)};
+  const std::uint64_t sign_bits = kSignModeBits + (s.signs == sign_mode::mixed ? s.runs.size() : 0);
+  const std::uint64_t sparse_fixed = kFormBits + kCountBits + sign_bits + choose_magnitude_form(s.magnitudes).bits;
+  for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {
+    const std::uint64_t bits = sparse_fixed + rice_bits(s.runs, k);
     if (bits <= best.bits) best = {k, bits};
   }
   return best;
@@ -188,9 +235,16 @@ inline void put_groups(bit_writer& w, std::span<const std::uint32_t> values) {
   }
 }
 
+/// v >> k zero bits, a one bit, then the k low bits of v.
+inline void put_rice(bit_writer& w, std::uint32_t v, std::uint32_t k) {
+  for (std::uint32_t q = 0; q < v >> k; ++q) w.put(0, 1);
+  w.put(1, 1);
+  w.put(v, k);
+}
+
 /// Writes one sub-block in `form` (nothing for an all-zero one).
-inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, std::uint32_t form) {
-  const sparse_parts s = sparse_parts_of(values);
+inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, std::uint32_t form, std::uint32_t min_mag) {
+  const sparse_parts s = sparse_parts_of(values, min_mag);
   if (s.runs.empty()) return;
   w.put(form, kFormBits);
   if (form == kDense) {
@@ -198,19 +252,23 @@ inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, s
     return;
   }
   w.put(s.runs.size() - 1, kCountBits);
-  for (const std::uint32_t run : s.runs) {
-    for (std::uint32_t q = 0; q < run >> form; ++q) w.put(0, 1);  // the quotient in unary: zeros, then a one
-    w.put(1, 1);
-    w.put(run, form);  // the remainder: the low `form` bits
+  for (const std::uint32_t run : s.runs) put_rice(w, run, form);
+  w.put(static_cast<std::uint32_t>(s.signs), kSignModeBits);
+  if (s.signs == sign_mode::mixed) {
+    for (const std::uint32_t n : s.negative) w.put(n, 1);
   }
-  put_groups(w, s.nonzeros);
+  const std::uint32_t magnitude_form = choose_magnitude_form(s.magnitudes).form;
+  w.put(magnitude_form, kMagnitudeFormBits);
+  if (magnitude_form == kMagnitudeGroups) put_groups(w, s.magnitudes);
+  else for (const std::uint32_t m : s.magnitudes) put_rice(w, m, magnitude_form);
 }
 
 /// The stream bits of a tile's values under one predictor (what the predictor choice compares).
 inline std::uint64_t stream_bits(std::span<const std::uint32_t> values) {
+  const std::uint32_t min_mag = min_magnitude(values);
   std::uint64_t bits = 0;
   for (std::size_t at = 0; at < values.size(); at += kSubblockElements) {
-    bits += choose_form(values.subspan(at, std::min<std::size_t>(kSubblockElements, values.size() - at))).bits;
+    bits += choose_form(values.subspan(at, std::min<std::size_t>(kSubblockElements, values.size() - at)), min_mag).bits;
   }
   return bits;
 }
@@ -220,6 +278,7 @@ template <class T>
 std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_codes& c, predictor pred) {
   const auto elements = static_cast<std::uint32_t>(values.size());
   const std::vector<std::uint32_t> z = predicted(c.codes, pred);
+  const std::uint32_t min_mag = min_magnitude(z);
   const std::uint32_t subblocks = subblock_count(elements);
   bit_writer stream;
   std::vector<std::uint16_t> subblock_bits(subblocks);
@@ -227,7 +286,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
     const std::span<const std::uint32_t> part =
         std::span<const std::uint32_t>(z).subspan(b * kSubblockElements, std::min(kSubblockElements, elements - b * kSubblockElements));
     const std::uint64_t start = stream.size();
-    put_subblock(stream, part, choose_form(part).form);
+    put_subblock(stream, part, choose_form(part, min_mag).form, min_mag);
     subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= kMaxSubblockBits
   }
   const auto outliers = static_cast<std::uint32_t>(c.outlier_index.size());
@@ -235,7 +294,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
   std::vector<std::byte> out(l.total);
   const std::int32_t base = pred == predictor::deltas && elements > 0 ? c.codes[0] : 0;
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), base});
-  put(out, sizeof(format::tile_header), zero_run_header{static_cast<std::uint8_t>(pred), 0, 0});
+  put(out, sizeof(format::tile_header), zero_run_header{static_cast<std::uint8_t>(pred), 0, 0, min_mag});
   for (std::uint32_t b = 0; b < subblocks; ++b) put(out, l.subblock_bits + 2ull * b, subblock_bits[b]);
   std::copy(stream.bytes().begin(), stream.bytes().end(), out.begin() + static_cast<std::ptrdiff_t>(l.stream));
   for (std::uint32_t o = 0; o < outliers; ++o) {
@@ -272,12 +331,18 @@ class subblock_reader {
     at_ += bits;
     return v;
   }
-  /// A unary quotient (zeros ended by a one) no larger than `limit`.
-  std::uint32_t unary(std::uint32_t limit) {
+  /// A unary quotient (zeros ended by a one) no larger than `limit`; `what` names a larger one.
+  std::uint32_t unary(std::uint32_t limit, const char* what) {
     for (std::uint32_t q = 0;; ++q) {
       if (get(1) == 1) return q;
-      if (q == limit) fail("has a run of zeros past its end");
+      if (q == limit) fail(what);
     }
+  }
+  std::uint32_t rice(std::uint32_t k, std::uint32_t limit, const char* what) {
+    const std::uint32_t quotient = unary(limit >> k, what);
+    const std::uint32_t v = (quotient << k) | get(k);
+    if (v > limit) fail(what);
+    return v;
   }
   [[noreturn]] void fail(const std::string& what) const {
     corrupt_tile(tile_, "has a zero_run sub-block " + std::to_string(subblock_) + " that " + what);
@@ -290,21 +355,21 @@ class subblock_reader {
   std::uint32_t subblock_;
 };
 
-inline void get_groups(subblock_reader& r, std::span<std::uint32_t> values, std::uint32_t plus) {
+inline void get_groups(subblock_reader& r, std::span<std::uint32_t> values) {
   for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
     const std::uint32_t width = r.get(kWidthBits);
     if (width > 32) r.fail("has a group width over 32 bits");
     const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
-    for (std::size_t i = g; i < g + n; ++i) values[i] = r.get(width) + plus;
+    for (std::size_t i = g; i < g + n; ++i) values[i] = r.get(width);
   }
 }
 
-/// Decodes one sub-block's values into `values` (its element count, zero-filled).
-inline void get_subblock(subblock_reader& r, std::span<std::uint32_t> values) {
+/// Decodes one sub-block's zig-zagged values into `values` (its element count, zero-filled).
+inline void get_subblock(subblock_reader& r, std::span<std::uint32_t> values, std::uint32_t min_mag) {
   const std::uint32_t form = r.get(kFormBits);
   if (form > kDense) r.fail("has an unknown form " + std::to_string(form));
   if (form == kDense) {
-    get_groups(r, values, 0);
+    get_groups(r, values);
     return;
   }
   const std::uint32_t nonzeros = r.get(kCountBits) + 1;
@@ -312,19 +377,26 @@ inline void get_subblock(subblock_reader& r, std::span<std::uint32_t> values) {
   std::vector<std::uint32_t> position(nonzeros);
   std::uint32_t next = 0;  // the first element a run may start at
   for (std::uint32_t n = 0; n < nonzeros; ++n) {
-    // The run and the nonzeros still to come must fit: a run is at most values - next - (nonzeros - n).
+    // The run and the nonzeros still to come must fit.
     const auto room = static_cast<std::uint32_t>(values.size()) - next - (nonzeros - n);
-    const std::uint32_t quotient = r.unary(room >> form);
-    const std::uint32_t run = (quotient << form) | r.get(form);
-    if (run > room) r.fail("has runs of zeros past its end");
-    position[n] = next + run;
+    position[n] = next + r.rice(form, room, "has a run of zeros past its end");
     next = position[n] + 1;
   }
-  std::vector<std::uint32_t> nonzero(nonzeros);
-  get_groups(r, nonzero, 1);
+  const std::uint32_t signs = r.get(kSignModeBits);
+  if (signs > static_cast<std::uint32_t>(sign_mode::negative)) r.fail("has an unknown sign mode 3");
+  std::vector<std::uint32_t> negative(nonzeros, signs == static_cast<std::uint32_t>(sign_mode::negative) ? 1 : 0);
+  if (signs == static_cast<std::uint32_t>(sign_mode::mixed)) {
+    for (auto& n : negative) n = r.get(1);
+  }
+  std::vector<std::uint32_t> stored(nonzeros);
+  const std::uint32_t magnitude_form = r.get(kMagnitudeFormBits);
+  if (magnitude_form == kMagnitudeGroups) get_groups(r, stored);
+  else for (auto& m : stored) m = r.rice(magnitude_form, kMaxStoredMagnitude, "has a magnitude over 31 bits");
   for (std::uint32_t n = 0; n < nonzeros; ++n) {
-    if (nonzero[n] == 0) r.fail("has a nonzero stored as 2^32 - 1 (it would wrap to 0)");
-    values[position[n]] = nonzero[n];
+    const std::uint64_t m = std::uint64_t{min_mag} + stored[n];
+    const std::uint64_t z = negative[n] ? 2 * m - 1 : 2 * m;
+    if (z > 0xFFFFFFFFu) r.fail("has a magnitude past the 32-bit values");
+    values[position[n]] = static_cast<std::uint32_t>(z);
   }
 }
 
@@ -342,6 +414,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a zero_run tile");
   if (th.reserved != 0 || zh.reserved0 != 0 || zh.reserved1 != 0) corrupt_tile(tile, "has a nonzero reserved field (zero_run)");
   if (zh.predictor > static_cast<std::uint8_t>(predictor::deltas)) corrupt_tile(tile, "has an unknown zero_run predictor");
+  if (zh.min_magnitude < 1 || zh.min_magnitude > 0x80000000u) corrupt_tile(tile, "has a zero_run min magnitude outside 1..2^31");
   const auto pred = static_cast<predictor>(zh.predictor);
   if (pred == predictor::codes && th.base != 0) corrupt_tile(tile, "has a nonzero base under the codes predictor");
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
@@ -358,7 +431,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
     if (subblock_start[b + 1] == subblock_start[b]) continue;  // every value 0
     subblock_reader r(stream, subblock_start[b], subblock_start[b + 1], tile, b);
     const std::uint32_t first = b * kSubblockElements;
-    get_subblock(r, std::span<std::uint32_t>(values).subspan(first, std::min(kSubblockElements, elements - first)));
+    get_subblock(r, std::span<std::uint32_t>(values).subspan(first, std::min(kSubblockElements, elements - first)), zh.min_magnitude);
     if (!r.at_end()) r.fail("ends before its " + std::to_string(subblock_start[b + 1] - subblock_start[b]) + " bits");
   }
   auto code = static_cast<std::uint32_t>(th.base);
