@@ -1,6 +1,7 @@
 // Helpers the host tests share.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -11,8 +12,10 @@
 #include <type_traits>
 #include <vector>
 
+#include "ncclz/codec.hpp"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"  // the element types and their conversions
+#include "ncclz/host/reference_codec.hpp"  // find_range
 
 namespace ncclz_test {
 
@@ -99,6 +102,47 @@ std::string format_error_of(const std::vector<std::byte>& bytes, Decode&& decode
     return what.empty() ? std::string("<format_error with an empty message>") : what;
   }
   return "";
+}
+
+/// Parameters under which a double's integer value is its own code (AbsBound 0.5: step 1), so a
+/// tile test can write the exact code sequence it wants.
+inline ncclz::quant_params<double> exact_codes() {
+  return ncclz::Quantizer<ncclz::AbsBound>::make_params<double>(0.5, ncclz::value_range<double>::empty());
+}
+
+/// The parameters the Codec's quantizer makes for `in` under `bound`.
+template <class Codec, class T>
+ncclz::quant_params<T> params_for(const std::vector<T>& in, double bound) {
+  using Q = typename Codec::quantizer;
+  return Q::template make_params<T>(bound, Q::needs_range ? ncclz::host::find_range<T>(in) : ncclz::value_range<T>::empty());
+}
+
+/// A smooth field: a few sine waves over a slow random walk, about `amplitude` wide.
+template <class T>
+std::vector<T> wavy_field(std::size_t n, double amplitude, std::mt19937_64& g) {
+  std::normal_distribution<double> step(0.0, amplitude * 2e-4);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  const double f1 = 1.0 / (300.0 + 3000.0 * u(g)), f2 = 1.0 / (20.0 + 200.0 * u(g)), phase = 6.3 * u(g);
+  std::vector<T> v(n);
+  double walk = 0.0;
+  for (std::size_t i = 0; i < n; ++i) {
+    walk += step(g);
+    const double t = static_cast<double>(i);
+    v[i] = from_double<T>(amplitude * (0.4 * std::sin(f1 * t + phase) + 0.1 * std::cos(f2 * t)) + walk);
+  }
+  return v;
+}
+
+/// Sprinkles NaN, Inf and values past 2^30 steps (outliers) over `v`.
+template <class T>
+void add_outliers(std::vector<T>& v, double share, std::mt19937_64& g) {
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  for (auto& x : v) {
+    const double r = u(g);
+    if (r < share / 3) x = limits<T>::quiet_NaN();
+    else if (r < 2 * share / 3) x = (g() & 1u) ? limits<T>::infinity() : -limits<T>::infinity();
+    else if (r < share) x = limits<T>::max();
+  }
 }
 
 }  // namespace ncclz_test

@@ -28,12 +28,14 @@
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
+#include "ncclz/host/detail/subblocks.hpp"   // detail::kSubblockElements, subblock_count, stream_tail_of
 #include "ncclz/host/reference_codec.hpp"    // detail::put, get, bit_width, corrupt_tile
 
 namespace ncclz::host::detail::zero_run {
 
 inline constexpr std::uint8_t kTileMode = 3;  // after huffman (2)
-inline constexpr std::uint32_t kSubblockElements = 256;  // the huffman tile's sub-blocks: one warp lane each
+using detail::kSubblockElements;
+using detail::subblock_count;
 inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
 inline constexpr std::uint32_t kGroupElements = format::kBlockElements;  // one width per 32 values
 inline constexpr std::uint32_t kFormBits = 4;
@@ -64,9 +66,6 @@ struct zero_run_header {
 };
 static_assert(sizeof(zero_run_header) == 8);
 
-constexpr std::uint32_t subblock_count(std::uint32_t elements) {
-  return (elements + kSubblockElements - 1) / kSubblockElements;
-}
 constexpr std::uint32_t group_count(std::uint32_t values) { return (values + kGroupElements - 1) / kGroupElements; }
 
 /// The largest sub-block a valid encoder writes: dense, every value 32 bits wide.
@@ -74,23 +73,16 @@ inline constexpr std::uint32_t kMaxSubblockBits = kFormBits + group_count(kSubbl
 static_assert(kMaxSubblockBits <= 0xFFFF, "a sub-block's bit length must fit its u16");
 
 /// Where the parts of a zero_run tile start, relative to the tile, and its total size.
-struct tile_layout {
-  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream (0: all values zero)
-  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
-  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
-  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
-  std::uint64_t total;           ///< padded to 8 bytes
+struct tile_layout : stream_tail {
+  std::uint64_t subblock_bits;  ///< u16 per sub-block: the bits of its stream (0: all values zero)
+  std::uint64_t stream;         ///< the sub-blocks' streams back to back, LSB first
 };
 
 constexpr tile_layout tile_layout_of(std::uint32_t subblocks, std::uint64_t stream_bits, std::uint32_t outliers,
                                      std::uint32_t value_bytes) {
-  tile_layout l{};
-  l.subblock_bits = sizeof(format::tile_header) + sizeof(zero_run_header);
-  l.stream = format::align_up(l.subblock_bits + 2ull * subblocks, 4);
-  l.outlier_index = l.stream + format::align_up((stream_bits + 7) / 8, 4);
-  l.outlier_values = format::align_up(l.outlier_index + 2ull * outliers, value_bytes);
-  l.total = format::align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
-  return l;
+  const std::uint64_t subblock_bits = sizeof(format::tile_header) + sizeof(zero_run_header);
+  const std::uint64_t stream = format::align_up(subblock_bits + 2ull * subblocks, 4);
+  return {stream_tail_of(stream, stream_bits, outliers, value_bytes), subblock_bits, stream};
 }
 
 /// The largest zero_run tile an encoder writes for `elements` values: every sub-block dense at 32
@@ -134,14 +126,24 @@ inline std::vector<std::uint32_t> predicted(std::span<const std::int32_t> codes,
   return z;
 }
 
+/// The group of (up to) 32 values from `g`: its size and width (the bit length of its largest).
+struct group {
+  std::size_t size;
+  std::uint32_t width;
+};
+inline group group_at(std::span<const std::uint32_t> values, std::size_t g) {
+  const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
+  std::uint32_t any = 0;
+  for (std::size_t i = g; i < g + n; ++i) any |= values[i];
+  return {n, bit_width(any)};
+}
+
 /// Bits of `values` stored as groups of 32, each a 6-bit width and the values in that width.
 inline std::uint64_t grouped_bits(std::span<const std::uint32_t> values) {
   std::uint64_t bits = 0;
   for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
-    std::uint32_t any = 0;
-    const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
-    for (std::size_t i = g; i < g + n; ++i) any |= values[i];
-    bits += kWidthBits + n * bit_width(any);
+    const group gr = group_at(values, g);
+    bits += kWidthBits + gr.size * gr.width;
   }
   return bits;
 }
@@ -226,12 +228,9 @@ inline choice choose_form(std::span<const std::uint32_t> values, std::uint32_t m
 
 inline void put_groups(bit_writer& w, std::span<const std::uint32_t> values) {
   for (std::size_t g = 0; g < values.size(); g += kGroupElements) {
-    std::uint32_t any = 0;
-    const std::size_t n = std::min<std::size_t>(kGroupElements, values.size() - g);
-    for (std::size_t i = g; i < g + n; ++i) any |= values[i];
-    const std::uint32_t width = bit_width(any);
-    w.put(width, kWidthBits);
-    for (std::size_t i = g; i < g + n; ++i) w.put(values[i], width);
+    const group gr = group_at(values, g);
+    w.put(gr.width, kWidthBits);
+    for (std::size_t i = g; i < g + gr.size; ++i) w.put(values[i], gr.width);
   }
 }
 
