@@ -47,20 +47,12 @@ using ncclz_test::format_error_of;
 using ncclz_test::fresh_seed;
 using ncclz_test::from_double;
 using ncclz_test::limits;
+using ncclz_test::add_outliers;
+using ncclz_test::exact_codes;
 using ncclz_test::load;
+using ncclz_test::params_for;
 using ncclz_test::store;
-
-/// Parameters under which a double's integer value is its own code (AbsBound 0.5: step 1), so a
-/// test can write the exact code sequence it wants.
-ncclz::quant_params<double> exact_codes() {
-  return ncclz::Quantizer<ncclz::AbsBound>::make_params<double>(0.5, ncclz::value_range<double>::empty());
-}
-
-template <class Codec, class T>
-ncclz::quant_params<T> params_for(const std::vector<T>& in, double bound) {
-  using Q = typename Codec::quantizer;
-  return Q::template make_params<T>(bound, Q::needs_range ? ncclz::host::find_range<T>(in) : ncclz::value_range<T>::empty());
-}
+using ncclz_test::wavy_field;
 
 template <class Codec, class T>
 std::string decode_error(const bytes& tile, std::size_t n, const ncclz::quant_params<T>& p) {
@@ -154,22 +146,6 @@ std::vector<double> geometric_codes(std::size_t n, double r, std::mt19937_64& g)
   return v;
 }
 
-/// A smooth field: a few sine waves over a slow random walk, about `amplitude` wide.
-template <class T>
-std::vector<T> wavy_field(std::size_t n, double amplitude, std::mt19937_64& g) {
-  std::normal_distribution<double> step(0.0, amplitude * 2e-4);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  const double f1 = 1.0 / (300.0 + 3000.0 * u(g)), f2 = 1.0 / (20.0 + 200.0 * u(g)), phase = 6.3 * u(g);
-  std::vector<T> v(n);
-  double walk = 0.0;
-  for (std::size_t i = 0; i < n; ++i) {
-    walk += step(g);
-    const double t = static_cast<double>(i);
-    v[i] = from_double<T>(amplitude * (0.4 * std::sin(f1 * t + phase) + 0.1 * std::cos(f2 * t)) + walk);
-  }
-  return v;
-}
-
 /// Gradient-like values: Laplace noise (heavy-ish tails), a share `zeros` of them exactly 0.
 std::vector<float> gradient_like(std::size_t n, double zeros, std::mt19937_64& g) {
   std::exponential_distribution<double> e(1.0);
@@ -179,17 +155,6 @@ std::vector<float> gradient_like(std::size_t n, double zeros, std::mt19937_64& g
   return v;
 }
 
-/// Sprinkles NaN, Inf and values past 2^30 steps (outliers) over `v`.
-template <class T>
-void add_outliers(std::vector<T>& v, double share, std::mt19937_64& g) {
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  for (auto& x : v) {
-    const double r = u(g);
-    if (r < share / 3) x = limits<T>::quiet_NaN();
-    else if (r < 2 * share / 3) x = (g() & 1u) ? limits<T>::infinity() : -limits<T>::infinity();
-    else if (r < share) x = limits<T>::max();
-  }
-}
 
 }  // namespace
 

@@ -27,7 +27,8 @@
 
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
-#include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
+#include "ncclz/host/detail/bit_stream.hpp"
+#include "ncclz/host/detail/subblocks.hpp"  // detail::bit_writer, peek_bits
 #include "ncclz/host/reference_codec.hpp"  // detail::put, get, bit_width, corrupt_tile
 
 namespace ncclz::host::detail::huffman {
@@ -39,7 +40,8 @@ inline constexpr std::uint32_t kMaxLiterals = 256;
 inline std::uint32_t max_symbols(std::uint32_t literals) { return literals + 33 - bit_width(literals); }
 inline constexpr std::uint32_t kMaxSymbols = kMaxLiterals + 33 - 9;  // 9: bit_width(256)
 inline constexpr std::uint32_t kMaxExtraBits = 31;        // a width-32 escape's bits, its top one implied
-inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks
+using ncclz::host::detail::kSubblockElements;  // 256: eight fixed-length blocks, one warp lane
+using ncclz::host::detail::subblock_count;
 inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
 static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a sub-block's bit length must fit its u16");
 /// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
@@ -52,10 +54,6 @@ struct huffman_header {
   std::uint8_t reserved;      ///< zero
 };
 static_assert(sizeof(huffman_header) == 4);
-
-constexpr std::uint32_t subblock_count(std::uint32_t elements) {
-  return (elements + kSubblockElements - 1) / kSubblockElements;
-}
 
 /// Where the parts of a huffman tile start, relative to the tile, and its total size.
 struct tile_layout {
