@@ -42,8 +42,9 @@ using Catch::Matchers::Contains;
 using AbsFixed = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelFixed = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using bytes = std::vector<std::byte>;
-using ncclz_test::bits_of;
 using ncclz_test::format_error_of;
+using ncclz_test::flip_bits;
+using ncclz_test::flip_outcomes;
 using ncclz_test::fresh_seed;
 using ncclz_test::from_double;
 using ncclz_test::limits;
@@ -51,6 +52,7 @@ using ncclz_test::add_outliers;
 using ncclz_test::exact_codes;
 using ncclz_test::load;
 using ncclz_test::params_for;
+using ncclz_test::require_decoded_as_quantized;
 using ncclz_test::store;
 using ncclz_test::wavy_field;
 
@@ -66,7 +68,6 @@ std::string decode_error(const bytes& tile, std::size_t n, const ncclz::quant_pa
 template <class Codec, class T>
 bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p,
                        std::optional<std::uint32_t> literals = std::nullopt) {
-  using Q = typename Codec::quantizer;
   const bytes tile = hf::encode_tile<Codec, T>(std::span<const T>(in), p, literals);
   CAPTURE(in.size(), tile.size());
   REQUIRE(tile.size() % 8 == 0);
@@ -75,14 +76,7 @@ bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p
   std::vector<T> out(in.size(), from_double<T>(-12345.0));
   const std::string error = format_error_of(tile, [&](std::span<const std::byte> s) { hf::decode_tile<Codec, T>(s, 0, p, std::span<T>(out)); });
   REQUIRE(error.empty());
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    std::int32_t q = 0;
-    const T expected = Q::template quantize<T>(in[i], p, q) ? Q::template dequantize<T>(q, p) : in[i];
-    if (bits_of(out[i]) != bits_of(expected)) {
-      INFO("element " << i << ": decoded bits " << bits_of(out[i]) << ", expected " << bits_of(expected));
-      REQUIRE(bits_of(out[i]) == bits_of(expected));
-    }
-  }
+  require_decoded_as_quantized<typename Codec::quantizer>(in, out, p);
   return tile;
 }
 
@@ -518,21 +512,11 @@ TEST_CASE("huffman tile: random byte flips decode or fail with format_error, nev
   const auto p = params_for<AbsFixed>(in, 1e-3);
   const bytes tile = check_round_trip<AbsFixed, float>(in, p);
   REQUIRE(has_escapes(tile));
-  int decoded = 0, rejected = 0;
-  for (int trial = 0; trial < 3000; ++trial) {
-    bytes t = tile;
-    const int flips = 1 + static_cast<int>(g() % 3);
-    for (int f = 0; f < flips; ++f) {
-      // Half of them in the headers, code lengths and sub-block sizes, where the structure is.
-      const std::uint64_t at = (g() % 2) ? g() % std::min<std::uint64_t>(t.size(), 300) : g() % t.size();
-      t[at] ^= static_cast<std::byte>(1u << (g() % 8));
-    }
-    if (decode_error<AbsFixed, float>(t, in.size(), p).empty()) ++decoded;
-    else ++rejected;
-  }
-  INFO("decoded " << decoded << ", rejected " << rejected);
-  REQUIRE(decoded > 0);
-  REQUIRE(rejected > 0);
+  // Half the flips in the first 300 bytes: headers, code lengths and sub-block sizes.
+  const flip_outcomes o = flip_bits(tile, 300, 3000, g, [&](const bytes& t) { return decode_error<AbsFixed, float>(t, in.size(), p); });
+  INFO("decoded " << o.decoded << ", rejected " << o.rejected);
+  REQUIRE(o.decoded > 0);
+  REQUIRE(o.rejected > 0);
 }
 
 namespace {

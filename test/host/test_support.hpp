@@ -1,6 +1,9 @@
 // Helpers the host tests share.
 #pragma once
 
+#include <catch2/catch.hpp>
+
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -143,6 +146,44 @@ void add_outliers(std::vector<T>& v, double share, std::mt19937_64& g) {
     else if (r < 2 * share / 3) x = (g() & 1u) ? limits<T>::infinity() : -limits<T>::infinity();
     else if (r < share) x = limits<T>::max();
   }
+}
+
+/// Requires every element of `out` to be what a decoder promises for `in`: dequantize(quantize(x))
+/// for a value Q codes, x bit for bit for an outlier.
+template <class Q, class T>
+void require_decoded_as_quantized(const std::vector<T>& in, const std::vector<T>& out, const ncclz::quant_params<T>& p) {
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    std::int32_t q = 0;
+    const T expected = Q::template quantize<T>(in[i], p, q) ? Q::template dequantize<T>(q, p) : in[i];
+    if (bits_of(out[i]) != bits_of(expected)) {
+      INFO("element " << i << ": decoded bits " << bits_of(out[i]) << ", expected " << bits_of(expected));
+      REQUIRE(bits_of(out[i]) == bits_of(expected));
+    }
+  }
+}
+
+struct flip_outcomes {
+  int decoded = 0, rejected = 0;
+};
+
+/// `trials` copies of `encoded`, each with 1 to 3 bits flipped (half of them within its first
+/// `structure_bytes`, where headers and sizes are), run through `error_of` ("" when it decodes,
+/// the format_error's message otherwise): how many decoded and how many were rejected.
+template <class ErrorOf>
+flip_outcomes flip_bits(const std::vector<std::byte>& encoded, std::uint64_t structure_bytes, int trials, std::mt19937_64& g,
+                        ErrorOf&& error_of) {
+  flip_outcomes o;
+  for (int trial = 0; trial < trials; ++trial) {
+    std::vector<std::byte> t = encoded;
+    const int flips = 1 + static_cast<int>(g() % 3);
+    for (int f = 0; f < flips; ++f) {
+      const std::uint64_t at = (g() % 2) ? g() % std::min<std::uint64_t>(t.size(), structure_bytes) : g() % t.size();
+      t[at] ^= static_cast<std::byte>(1u << (g() % 8));
+    }
+    if (error_of(t).empty()) ++o.decoded;
+    else ++o.rejected;
+  }
+  return o;
 }
 
 }  // namespace ncclz_test
