@@ -262,7 +262,6 @@ class Communicator {
       device::detail::launch_range(send, total, range, stream);
       merge_range_across_ranks(range, stream);
     }
-    std::uint64_t coded = 0;
     for (int i = 1; i < nranks_; ++i) {
       const int p = (rank_ + i) % nranks_;
       if (i > 1) device::detail::reset_tile_words(workspace(), count, stream);
@@ -271,15 +270,7 @@ class Communicator {
     }
     if (nranks_ > 1) bound_source_ = chunk(nranks_ + (rank_ + 1) % nranks_);
     exchange_meta(fn, count, stream);
-    enqueue(ncclGroupStart(), "ncclGroupStart");
-    for (int p = 0; p < nranks_; ++p) {
-      if (p == rank_) continue;
-      enqueue(ncclSend(chunk(nranks_ + p), sent_bytes(rank_, p), ncclUint8, p, comm_, stream), "ncclSend");
-      enqueue(ncclRecv(chunk(p), sent_bytes(p, rank_), ncclUint8, p, comm_, stream), "ncclRecv");
-      coded += sent_bytes(rank_, p);
-    }
-    enqueue(ncclGroupEnd(), "ncclGroupEnd");
-    mark("transfer", stream);
+    const std::uint64_t coded = exchange_pairwise(0, 0, stream);
     if (count) {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + rank_ * count, send + rank_ * count, count * sizeof(T), cudaMemcpyDeviceToDevice,
                                      stream));
@@ -567,6 +558,23 @@ class Communicator {
     mark("transfer", stream);
   }
 
+  /// Sends chunk slot_base + n + p to every peer p and receives peer p's into slot_base + p, in
+  /// one group, sizes from meta set `set` (alltoall, the direct reduce-scatter). Returns the
+  /// bytes sent.
+  std::uint64_t exchange_pairwise(int slot_base, int set, cudaStream_t stream) {
+    std::uint64_t sent = 0;
+    enqueue(ncclGroupStart(), "ncclGroupStart");
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_) continue;
+      enqueue(ncclSend(chunk(slot_base + nranks_ + p), sent_bytes(rank_, p, set), ncclUint8, p, comm_, stream), "ncclSend");
+      enqueue(ncclRecv(chunk(slot_base + p), sent_bytes(p, rank_, set), ncclUint8, p, comm_, stream), "ncclRecv");
+      sent += sent_bytes(rank_, p, set);
+    }
+    enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
+    return sent;
+  }
+
   void timed_wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
     mark("size exchange", stream);
     const auto start = std::chrono::steady_clock::now();
@@ -579,7 +587,7 @@ class Communicator {
   /// Waits for `stream` while polling the communicator; aborts it and throws on error or timeout.
   /// `peers` names whom the wait depends on, for the message (all ranks when empty).
   void wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
-    const std::string whom = peers.empty() ? "the other " + std::to_string(nranks_ - 1) + " rank(s)" : peers;
+    const auto whom = [&] { return peers.empty() ? "the other " + std::to_string(nranks_ - 1) + " rank(s)" : peers; };
     const auto deadline = std::chrono::steady_clock::now() + config_.timeout;
     for (;;) {
       const cudaError_t s = cudaStreamQuery(stream);
@@ -590,7 +598,7 @@ class Communicator {
       if (async != ncclSuccess && async != ncclInProgress) {
         const char* detail = ncclGetLastError(comm_);  // NCCL's text names the failed connection
         std::string m = std::string("ncclz::") + fn + " on rank " + std::to_string(rank_) + ": NCCL reported " +
-                        ncclGetErrorString(async) + " while waiting for " + whom;
+                        ncclGetErrorString(async) + " while waiting for " + whom();
         if (detail != nullptr && detail[0] != '\0') m += " (" + std::string(detail) + ")";
         abort_comm();
         throw nccl_error(static_cast<int>(async), m + "; the communicator was aborted");
@@ -598,7 +606,7 @@ class Communicator {
       if (std::chrono::steady_clock::now() > deadline) {
         abort_comm();
         throw error(std::string("ncclz::") + fn + " on rank " + std::to_string(rank_) + ": timed out after " +
-                    std::to_string(config_.timeout.count()) + " ms waiting for " + whom + " (one may have died or not called " +
+                    std::to_string(config_.timeout.count()) + " ms waiting for " + whom() + " (one may have died or not called " +
                     fn + "); the communicator was aborted");
       }
       std::this_thread::sleep_for(std::chrono::microseconds(20));
@@ -1010,15 +1018,7 @@ class Communicator {
       NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
       if (i == 0 && n > 1) bound_source_ = chunk(send_slot(0, (me + 1) % n));
       exchange_meta(fn, count, stream, i);
-      enqueue(ncclGroupStart(), "ncclGroupStart");
-      for (int p = 0; p < n; ++p) {
-        if (p == me) continue;
-        enqueue(ncclSend(chunk(send_slot(i, p)), sent_bytes(me, p, i), ncclUint8, p, comm_, stream), "ncclSend");
-        enqueue(ncclRecv(chunk(recv_slot(i, p)), sent_bytes(p, me, i), ncclUint8, p, comm_, stream), "ncclRecv");
-        sent += sent_bytes(me, p, i);
-      }
-      enqueue(ncclGroupEnd(), "ncclGroupEnd");
-      mark("transfer", stream);
+      sent += exchange_pairwise(recv_slot(i, 0), i, stream);
       join(compute_, stream, events++);
       // acc = this rank's codes, then each peer's in rank order (outliers combine in a fixed order).
       const schedule::segment mine = sub(i, me);
