@@ -802,7 +802,6 @@ class Communicator {
     void* peer_values = nullptr;
     double* step = nullptr;
     std::uint64_t* sizes = nullptr;  ///< ring: [0] this step's send, [1] this step's receive
-    std::uint64_t coded_bytes = 0, coded_input_bytes = 0;
   };
 
   template <class T>
@@ -889,14 +888,14 @@ class Communicator {
       direct_reduction<T>(fn, collective, send, recv, count, seg, red, algo, root, scatter, stream);
       return;
     }
-    const std::uint64_t sent = ring_reduce_codes<T>(fn, send, count, seg, red, stream);
+    const ring_traffic ring = ring_reduce_codes<T>(fn, send, count, seg, red, stream);
     const schedule::segment mine = seg[rank_];
     if (scatter) {
       dequantize<T>(mine.count, recv, stream);
       finish_info(collective, algo, count * sizeof(T), stream);
       info_.error_bound *= red.bound_scale;
-      info_.bytes_sent += sent;
-      set_ratio(reduce_.coded_input_bytes, reduce_.coded_bytes);
+      info_.bytes_sent += ring.sent;
+      set_ratio(ring.coded_input, ring.coded);
       return;
     }
     device::detail::reset_tile_words(workspace(), mine.count, stream);
@@ -913,7 +912,7 @@ class Communicator {
     finish_info(collective, algo, count * sizeof(T), stream);
     info_.error_bound *= red.bound_scale;
     const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(nranks_ - 1) : (rank_ == root ? 0u : 1u);
-    info_.bytes_sent += sent + chunk_size(rank_) * peers;
+    info_.bytes_sent += ring.sent + chunk_size(rank_) * peers;
     set_ratio(mine.count * sizeof(T), chunk_size(rank_));
   }
 
@@ -1075,19 +1074,22 @@ class Communicator {
     }
   }
 
+  /// What a ring reduce-scatter moved: all bytes this rank sent (payloads and sizes), the coded
+  /// payloads among them, and the uncompressed bytes those coded.
+  struct ring_traffic {
+    std::uint64_t sent = 0, coded = 0, coded_input = 0;
+  };
+
   /// Quantizes this rank's input once and runs the ring reduce-scatter of codes: afterwards the
   /// reduction of segment `rank` sits in reduce_.acc_*. Chunk slots: 0 receives, n sends.
-  /// Returns the payload bytes this rank sent.
   template <class T>
-  std::uint64_t ring_reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
+  ring_traffic ring_reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
                                   const code_reduction& red, cudaStream_t stream) {
     const std::uint64_t largest = largest_segment(seg);
     reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest), 2 * nranks_, 1);
     reserve_reduce<T>(count, largest);
     start_call(stream);
     reset_report(stream);
-    reduce_.coded_bytes = 0;
-    reduce_.coded_input_bytes = 0;
     device::detail::range_keys* range = device::detail::reset_compress_state(workspace(), largest, stream);
     if constexpr (Codec::quantizer::needs_range) {
       device::detail::launch_range(send, count, range, stream);
@@ -1101,7 +1103,7 @@ class Communicator {
     NCCLZ_CUDA_TRY(cudaGetLastError());
     // Each step codes the partial sum received at the step before; sizes go one step ahead.
     exchange_meta(fn, count, stream);  // equal counts, before any ring step
-    std::uint64_t sent = 0;
+    ring_traffic traffic;
     std::byte* send_chunk = chunk(nranks_);
     std::byte* recv_chunk = chunk(0);
     for (int step = 0; step < schedule::ring_step_count(nranks_); ++step) {
@@ -1130,13 +1132,13 @@ class Communicator {
       enqueue(ncclRecv(recv_chunk, recv_bytes, ncclUint8, st.recv_peer, comm_, stream), "ncclRecv");
       enqueue(ncclGroupEnd(), "ncclGroupEnd");
       mark("transfer", stream);
-      sent += send_bytes + sizeof(std::uint64_t);
-      reduce_.coded_bytes += send_bytes;
-      reduce_.coded_input_bytes += out.count * sizeof(T);
+      traffic.sent += send_bytes + sizeof(std::uint64_t);
+      traffic.coded += send_bytes;
+      traffic.coded_input += out.count * sizeof(T);
       decode_codes<T>(recv_chunk, recv_bytes, in.count, reduce_.acc_codes, acc_values, stream);  // the partial sum
       accumulate<T>(red, reduce_.own_codes + in.first, own_values + in.first, in.count, stream);
     }
-    return sent;
+    return traffic;
   }
 
   ncclComm_t comm_;
