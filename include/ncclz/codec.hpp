@@ -16,8 +16,8 @@ struct Codec {
   static_assert(detail::check_quantizer<Q>::value,
                 "ncclz::Codec<Q, C>: Q must model ncclz::QuantizerPolicy (see the messages above)");
   static_assert(EntropyCoderPolicy<C>,
-                "ncclz::Codec<Q, C>: C must model ncclz::EntropyCoderPolicy: use ncclz::EntropyCoder<ncclz::FixedLength> "
-                "or ncclz::EntropyCoder<ncclz::Raw>");
+                "ncclz::Codec<Q, C>: C must model ncclz::EntropyCoderPolicy: use ncclz::EntropyCoder<S> with S one of "
+                "ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, ncclz::Adaptive, ncclz::Raw");
   using quantizer = Q;
   using coder = C;
 };

@@ -1,6 +1,9 @@
 // Entropy-coder policies: integer codes <-> bytes, losslessly.
 //
 //   ncclz::EntropyCoder<ncclz::FixedLength>   // cuSZp-style bit planes, Raw fallback per tile
+//   ncclz::EntropyCoder<ncclz::Huffman>       // per-tile canonical Huffman code, built on the device
+//   ncclz::EntropyCoder<ncclz::ZeroRun>       // run lengths of zeros, for sparse data
+//   ncclz::EntropyCoder<ncclz::Adaptive>      // per tile, the smallest of the three (device-side selector)
 //   ncclz::EntropyCoder<ncclz::Raw>           // values stored as they are: exact pass-through
 //
 // Overview. Codes are cut into tiles of 8192 values and blocks of 32. FixedLength stores each
@@ -33,15 +36,44 @@ struct Raw {
   static constexpr const char* name = "raw";
 };
 
+/// Strategy tag: a canonical Huffman code of the code deltas per tile, built on the device from
+/// the tile's histogram (codes of at most 12 bits; wide deltas escape by bit width).
+struct Huffman {
+  static constexpr coder_id id = coder_id::huffman;
+  static constexpr const char* name = "huffman";
+};
+
+/// Strategy tag: run lengths of zero codes (or zero deltas), for sparse data such as thresholded
+/// gradients.
+struct ZeroRun {
+  static constexpr coder_id id = coder_id::zero_run;
+  static constexpr const char* name = "zero_run";
+};
+
+/// Strategy tag: per tile, the smallest of fixed_length, huffman and zero_run (raw if none wins),
+/// chosen on the device from exact sizes and the histogram's entropy.
+struct Adaptive {
+  static constexpr coder_id id = coder_id::adaptive;
+  static constexpr const char* name = "adaptive";
+};
+
 template <class Strategy>
 struct EntropyCoder {
-  static_assert(std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Raw>,
-                "ncclz::EntropyCoder<Strategy>: Strategy must be ncclz::FixedLength or ncclz::Raw");
+  static_assert(std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Raw> || std::is_same_v<Strategy, Huffman> ||
+                    std::is_same_v<Strategy, ZeroRun> || std::is_same_v<Strategy, Adaptive>,
+                "ncclz::EntropyCoder<Strategy>: Strategy must be ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, "
+                "ncclz::Adaptive or ncclz::Raw");
   using strategy = Strategy;
   static constexpr coder_id id = Strategy::id;
   static constexpr const char* name = Strategy::name;
-  /// Whether a tile may be stored in fixed_length mode (otherwise every tile is raw).
-  static constexpr bool codes_tiles = std::is_same_v<Strategy, FixedLength>;
+  /// Whether tiles may be coded at all (otherwise every tile is raw).
+  static constexpr bool codes_tiles = !std::is_same_v<Strategy, Raw>;
+  /// The tile modes this coder tries. A tile is stored in the smallest of them, or raw when that is
+  /// smaller still (input values), or fixed_length when raw is not allowed (a collective's partial
+  /// sums stay in codes).
+  static constexpr bool tries_fixed_length = std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Adaptive>;
+  static constexpr bool tries_huffman = std::is_same_v<Strategy, Huffman> || std::is_same_v<Strategy, Adaptive>;
+  static constexpr bool tries_zero_run = std::is_same_v<Strategy, ZeroRun> || std::is_same_v<Strategy, Adaptive>;
 };
 
 /// What ncclz needs from an EntropyCoder policy.
@@ -55,5 +87,6 @@ concept EntropyCoderPolicy = requires {
 
 static_assert(EntropyCoderPolicy<EntropyCoder<FixedLength>>);
 static_assert(EntropyCoderPolicy<EntropyCoder<Raw>>);
+static_assert(EntropyCoderPolicy<EntropyCoder<Adaptive>>);
 
 }  // namespace ncclz

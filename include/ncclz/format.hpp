@@ -24,15 +24,20 @@ namespace ncclz {
 enum class dtype : std::uint8_t { f32 = 1, f64 = 2, f16 = 3, bf16 = 4 };
 
 /// Which quantizer produced the codes (the quantizer byte of the header).
-enum class quantizer_id : std::uint8_t { abs = 1, rel = 2, user = 128 };
+enum class quantizer_id : std::uint8_t { abs = 1, rel = 2, lossless = 3, fixed_rate = 4, user = 128 };
 
 /// Which entropy-coder policy wrote the chunk (the coder byte of the header).
-enum class coder_id : std::uint8_t { raw = 0, fixed_length = 1 };
+enum class coder_id : std::uint8_t { raw = 0, fixed_length = 1, huffman = 2, zero_run = 3, adaptive = 4 };
+
+/// Whether a header's coder byte names a coder this build reads.
+NCCLZ_HOST_DEVICE constexpr bool is_known_coder(std::uint8_t v) { return v <= static_cast<std::uint8_t>(coder_id::adaptive); }
 
 /// How one tile is stored (the first byte of each tile).
 enum class tile_mode : std::uint8_t {
   raw = 0,           ///< the input values, bit for bit
   fixed_length = 1,  ///< width bytes, bit planes of zig-zagged code deltas, outlier list
+  huffman = 2,       ///< per-tile canonical Huffman code of the deltas, 32 sub-block streams, outlier list
+  zero_run = 3,      ///< Rice-coded runs of zero codes or deltas, 32 sub-block streams, outlier list
 };
 
 template <class T>

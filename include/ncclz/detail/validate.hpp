@@ -65,7 +65,7 @@ inline format::chunk_header parse_header(const void* bytes, std::uint64_t size) 
   if (!is_known_dtype(h.value_type)) {
     throw format_error("ncclz: stream has unknown dtype " + std::to_string(h.value_type));
   }
-  if (h.coder != static_cast<std::uint8_t>(coder_id::raw) && h.coder != static_cast<std::uint8_t>(coder_id::fixed_length)) {
+  if (!is_known_coder(h.coder)) {
     throw format_error("ncclz: stream has unknown coder id " + std::to_string(h.coder));
   }
   if (h.tile_elements != format::kTileElements) {

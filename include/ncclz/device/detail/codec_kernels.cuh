@@ -365,7 +365,7 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
   if (h.magic != format::kMagic || h.version != format::kVersion || h.tile_elements != format::kTileElements ||
       h.tile_count != format::tile_count(h.element_count) || h.reserved != 0 || !(h.step > 0.0) ||
       !(h.step <= 1.7976931348623157e308) || !(h.error_bound >= 0.0) ||
-      (h.coder != static_cast<std::uint8_t>(coder_id::raw) && h.coder != static_cast<std::uint8_t>(coder_id::fixed_length))) {
+      (!is_known_coder(h.coder))) {
     s = decode_status::bad_header;
   } else if (h.value_type != static_cast<std::uint8_t>(dtype_of<T>())) {
     s = decode_status::wrong_dtype;
