@@ -7,51 +7,15 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/config.hpp"
+#include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"
+#include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/device/detail/range_kernel.cuh"
 #include "ncclz/format.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace kernels {
-
-inline constexpr int kTileThreads = 256;
-inline constexpr int kTileWarps = kTileThreads / 32;
-inline constexpr int kBlocksPerWarp = format::kTileBlocks / kTileWarps;  // 32
-static_assert(kBlocksPerWarp == 32, "a warp's block widths are held one per lane");
-
-/// Why a decode stopped; the first error of a launch is kept (with its tile) in device memory.
-enum class decode_status : std::uint32_t {
-  ok = 0,
-  bad_header,
-  wrong_dtype,
-  wrong_quantizer,
-  wrong_count,
-  truncated,
-  bad_tile_offset,
-  truncated_tile,
-  bad_tile_mode,
-  bad_width,
-  bad_outlier_index,
-};
-
-struct decode_report {
-  std::uint32_t status;  ///< decode_status
-  std::uint32_t tile;
-};
-
-__device__ inline void report(decode_report* r, decode_status s, std::uint32_t tile) {
-  if (atomicCAS(&r->status, 0u, static_cast<std::uint32_t>(s)) == 0u) r->tile = tile;
-}
-
-/// A warp's 1024 codes, staged in shared memory so they can move between the layout the input is
-/// read in (consecutive elements across lanes) and the one they are coded in (lane l owns block
-/// l). Rows are padded to 36 words: 16-byte accesses of 8 lanes to 8 rows hit distinct banks.
-inline constexpr int kStageRow = 36;
-using warp_stage = std::int32_t[kBlocksPerWarp][kStageRow];
-
-/// Marks an outlier in the staged codes; no code reaches it (|q| < 2^30).
-inline constexpr std::int32_t kOutlierCode = INT32_MIN;
 
 /// Vector of V consecutive values, 16 bytes.
 template <class T>
