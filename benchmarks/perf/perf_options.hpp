@@ -47,7 +47,7 @@ struct options {
   int root = 0;                            ///< -r
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X
   double bound = 1e-3;
-  std::string coder = "fixed_length";      ///< --coder fixed_length|raw
+  std::string coder = "fixed_length";      ///< --coder fixed_length|huffman|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: the library's default)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
@@ -71,7 +71,7 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   -d, --datatype TYPE      float (default), double, half or bfloat16
   -r, --root R             root of broadcast and reduce (default 0)
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
-  --coder NAME             fixed_length (default) or raw
+  --coder NAME             fixed_length (default), huffman, adaptive or raw
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             smallest pipeline part of the direct reductions (default: the library's);
                            one larger than the message turns the overlap off
@@ -198,7 +198,9 @@ inline options parse(int argc, const char* const* argv) {
       if (!(o.bound > 0)) fail(a + " must be > 0");
     } else if (a == "--coder") {
       o.coder = value();
-      if (o.coder != "fixed_length" && o.coder != "raw") fail("--coder must be fixed_length or raw");
+      if (o.coder != "fixed_length" && o.coder != "raw" && o.coder != "huffman" && o.coder != "adaptive") {
+        fail("--coder must be fixed_length, huffman, adaptive or raw");
+      }
     } else if (a == "--schedule") {
       o.schedule = value();
       if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree") {

@@ -190,6 +190,16 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t max_fixed_chunk_bytes(std::uint64_t el
   return bytes;
 }
 
+/// The number of bits v needs (0 for 0).
+NCCLZ_HOST_DEVICE constexpr std::uint32_t bit_width(std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  if (!std::is_constant_evaluated()) return 32u - static_cast<std::uint32_t>(__clz(static_cast<int>(v)));
+#endif
+  std::uint32_t w = 0;
+  for (; v != 0; v >>= 1) ++w;
+  return w;
+}
+
 NCCLZ_HOST_DEVICE constexpr std::uint32_t zigzag(std::int32_t v) {
   return (static_cast<std::uint32_t>(v) << 1) ^ static_cast<std::uint32_t>(v >> 31);
 }

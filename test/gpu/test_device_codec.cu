@@ -31,7 +31,7 @@ using ncclz_test::from_double;
 using ncclz_test::limits;
 using ncclz_test::to_double;
 
-enum class shape { smooth, noisy, constant, spiky, special, overflow };
+enum class shape { smooth, noisy, constant, spiky, special, overflow, sparse, skewed };
 
 const char* name_of(shape s) {
   switch (s) {
@@ -41,6 +41,8 @@ const char* name_of(shape s) {
     case shape::spiky: return "spiky";
     case shape::special: return "nan_inf";
     case shape::overflow: return "overflow";
+    case shape::sparse: return "sparse";
+    case shape::skewed: return "skewed";
   }
   return "?";
 }
@@ -61,6 +63,10 @@ std::vector<T> make_input(shape s, std::size_t n, std::mt19937_64& rng) {
       case shape::spiky: v[i] = from_double<T>(std::sin(i * 1e-2) + (rng() % 997 == 0 ? 1e4 * uniform(rng) : 0.0)); break;
       case shape::special: v[i] = from_double<T>(std::sin(i * 1e-2) + walk); break;
       case shape::overflow: v[i] = from_double<T>(1e12 * uniform(rng)); break;  // Inf for __half
+      // Thresholded gradients: 90% zeros.
+      case shape::sparse: v[i] = from_double<T>(rng() % 10 == 0 ? normal(rng) : 0.0); break;
+      // Laplace-like noise: most deltas near zero, a long tail (codes Huffman wins on).
+      case shape::skewed: v[i] = from_double<T>((rng() % 2 ? 1 : -1) * std::log(1 - 0.999 * std::fabs(uniform(rng))) * (rng() % 64 == 0 ? 40.0 : 1.0)); break;
     }
   }
   if (s == shape::special) {
@@ -149,6 +155,23 @@ using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCode
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
 using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+using RelHuf = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Huffman>>;
+using AbsHuf = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Huffman>>;
+using RelAd = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using AbsAd = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+
+/// How many tiles of a chunk are in each mode (index: tile_mode).
+std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
+  const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
+  std::vector<std::size_t> modes(4, 0);
+  for (std::uint32_t t = 0; t < h.tile_count; ++t) {
+    std::uint32_t offset;
+    std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * t, 4);
+    const auto mode = static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]);
+    ++modes.at(mode);
+  }
+  return modes;
+}
 
 }  // namespace
 
@@ -157,7 +180,10 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
                    (combo<AbsFL, double>), (combo<AbsFL, __half>), (combo<AbsFL, __nv_bfloat16>), (combo<RelRaw, float>),
                    (combo<RelRaw, double>), (combo<RelRaw, __half>), (combo<RelRaw, __nv_bfloat16>),
                    (combo<AbsRaw, float>), (combo<AbsRaw, double>), (combo<AbsRaw, __half>),
-                   (combo<AbsRaw, __nv_bfloat16>)) {
+                   (combo<AbsRaw, __nv_bfloat16>), (combo<RelHuf, float>), (combo<RelHuf, double>),
+                   (combo<RelHuf, __half>), (combo<RelHuf, __nv_bfloat16>), (combo<AbsHuf, float>), (combo<RelAd, float>),
+                   (combo<RelAd, double>), (combo<RelAd, __half>), (combo<RelAd, __nv_bfloat16>), (combo<AbsAd, float>),
+                   (combo<AbsAd, __half>)) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -166,13 +192,75 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
   const bool rel = Codec::quantizer::needs_range;
   for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{31}, std::size_t{32}, std::size_t{33},
                               std::size_t{8191}, std::size_t{8192}, std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
-    for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow}) {
+    for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow,
+                          shape::sparse, shape::skewed}) {
       for (const double bound : rel ? std::vector<double>{1e-2, 1e-4} : std::vector<double>{1e-1, 1e-4}) {
         CAPTURE(n, name_of(s), bound);
         require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
       }
     }
   }
+}
+
+TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes are skewed", "[gpu][codec]", RelHuf, RelAd) {
+  using Codec = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<float> in = make_input<float>(shape::skewed, 20 * 8192 + 5, rng);
+  const std::vector<std::byte> chunk = ncclz::host::compress<Codec>(std::span<const float>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  CAPTURE(modes[0], modes[1], modes[2]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::huffman)] > 10);
+  const std::vector<std::byte> fixed = ncclz::host::compress<RelFL>(std::span<const float>(in), 1e-3);
+  REQUIRE(chunk.size() < fixed.size());
+  require_device_matches_host<Codec>(in, 1e-3);
+}
+
+TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chunks", "[gpu][codec]", float, __half) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<T> in = make_input<T>(shape::skewed, 3 * 8192 + 77, rng);
+  const std::vector<std::byte> good = ncclz::host::compress<RelHuf>(std::span<const T>(in), 1e-3);
+  REQUIRE(tile_modes(good)[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
+  ncclz::Compressor<RelHuf, T> codec(in.size());
+  device_buffer<std::byte> d_chunk(good.size());
+  device_buffer<T> d_out(in.size());
+  const std::size_t payload = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(ncclz::format::tile_count(in.size()));
+  std::size_t rejected = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    std::vector<std::byte> bad = good;
+    const int flips = 1 + static_cast<int>(rng() % 3);
+    for (int f = 0; f < flips; ++f) {
+      const std::size_t at = payload + rng() % (bad.size() - payload);
+      bad[at] ^= static_cast<std::byte>(1u << (rng() % 8));
+    }
+    bool host_rejects = false;
+    std::vector<T> host_out(in.size());
+    try {
+      ncclz::host::decompress<RelHuf>(std::span<const std::byte>(bad), std::span<T>(host_out));
+    } catch (const ncclz::format_error&) {
+      host_rejects = true;
+    }
+    upload(d_chunk.ptr, bad);
+    codec.decompress(d_chunk.ptr, bad.size(), d_out.ptr, in.size());
+    bool device_rejects = false;
+    try {
+      codec.check();
+    } catch (const ncclz::format_error&) {
+      device_rejects = true;
+    }
+    CAPTURE(trial);
+    REQUIRE(device_rejects == host_rejects);
+    if (!host_rejects) {
+      const std::vector<T> device_out = download(d_out.ptr, in.size());
+      REQUIRE(std::memcmp(device_out.data(), host_out.data(), in.size() * sizeof(T)) == 0);
+    }
+    rejected += host_rejects;
+  }
+  REQUIRE(rejected > 0);
 }
 
 TEST_CASE("device codec round-trips an input over 1 GiB within the bound", "[gpu][codec][large]") {

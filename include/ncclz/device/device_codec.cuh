@@ -111,7 +111,7 @@ inline void throw_if_failed(const char* fn, const decode_report& r) {
     case decode_status::truncated: what = "compressed stream truncated: the header announces more payload than the buffer holds"; break;
     case decode_status::bad_tile_offset: what = "corrupted stream: a tile offset points outside the stream"; break;
     case decode_status::truncated_tile: what = "corrupted stream: a tile is truncated"; break;
-    case decode_status::bad_tile_mode: what = "corrupted stream: a tile has an unknown mode"; break;
+    case decode_status::bad_tile_mode: what = "a tile has an unknown mode, or one this codec's coder does not write (decode with the codec that compressed)"; break;
     case decode_status::bad_width: what = "corrupted stream: a block width is over 32 bits"; break;
     case decode_status::bad_outlier_index: what = "corrupted stream: an outlier index is outside its tile"; break;
     case decode_status::bad_codebook: what = "corrupted stream: a Huffman codebook is invalid (length over 12 bits or not complete)"; break;

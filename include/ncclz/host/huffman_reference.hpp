@@ -1,11 +1,10 @@
 // The huffman tile mode (docs/format.md, "Huffman tile"): the host reference, plain sequential C++.
 //
-// This is the reference the device Huffman coder will match bit for bit, the way
-// reference_codec.hpp is the oracle of the fixed-length coder: same histogram, same alphabet
-// choice, same length-limited canonical codebook, same bytes. It is not wired into any Codec or
-// EntropyCoder policy and no chunk header names it yet (the device cannot run it yet, and a policy
-// it cannot run would be a trap); the constants and the layout below move to format.hpp
-// (`tile_mode::huffman`) when the device coder lands.
+// The reference the device Huffman coder (device/detail/huffman_tile.cuh) matches bit for bit,
+// the way reference_codec.hpp is the oracle of the fixed-length coder: same histogram, same
+// alphabet choice, same length-limited canonical codebook, same bytes. reference_codec.hpp calls it
+// for the coders that try huffman tiles (EntropyCoder<Huffman>, <Adaptive>); the layout and the
+// integer rules both sides share are in detail/huffman_format.hpp.
 //
 // What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256, each a
 // self-contained bit stream whose length is stored, so the 32 lanes of a warp decode one tile
@@ -25,57 +24,18 @@
 #include <string>
 #include <vector>
 
+#include "ncclz/codec.hpp"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
+#include "ncclz/detail/huffman_format.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"
-#include "ncclz/host/detail/subblocks.hpp"  // detail::bit_writer, peek_bits
-#include "ncclz/host/reference_codec.hpp"  // detail::put, get, bit_width, corrupt_tile
+#include "ncclz/host/detail/subblocks.hpp"  // detail::stream_tail_of
+#include "ncclz/host/detail/tile_bytes.hpp"  // detail::put, get, bit_width, corrupt_tile
 
 namespace ncclz::host::detail::huffman {
 
-inline constexpr std::uint8_t kTileMode = 2;            // the next free tile_mode id
-inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
-inline constexpr std::uint32_t kMaxLiterals = 256;
-/// L literals, then an escape class for each width bit_width(L)..32: at most 280 symbols.
-inline std::uint32_t max_symbols(std::uint32_t literals) { return literals + 33 - bit_width(literals); }
-inline constexpr std::uint32_t kMaxSymbols = kMaxLiterals + 33 - 9;  // 9: bit_width(256)
-inline constexpr std::uint32_t kMaxExtraBits = 31;        // a width-32 escape's bits, its top one implied
-using ncclz::host::detail::kSubblockElements;  // 256: eight fixed-length blocks, one warp lane
-using ncclz::host::detail::subblock_count;
-inline constexpr std::uint32_t kTileSubblocks = format::kTileElements / kSubblockElements;  // 32
-static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a sub-block's bit length must fit its u16");
-/// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
-inline constexpr std::uint64_t kBitsPerCodeLength = 4;
-
-/// Follows the tile header.
-struct huffman_header {
-  std::uint16_t symbols;      ///< code lengths stored: the literals, then escape classes
-  std::uint8_t last_literal;  ///< L - 1: deltas below L (1..256) are literals, the others escape by width
-  std::uint8_t reserved;      ///< zero
-};
-static_assert(sizeof(huffman_header) == 4);
-
-/// Where the parts of a huffman tile start, relative to the tile, and its total size.
-struct tile_layout {
-  std::uint64_t code_lengths;    ///< 4 bits per symbol, low nibble first
-  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream
-  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
-  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
-  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
-  std::uint64_t total;           ///< padded to 8 bytes
-};
-
-constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblocks, std::uint64_t stream_bits,
-                                     std::uint32_t outliers, std::uint32_t value_bytes) {
-  tile_layout l{};
-  l.code_lengths = sizeof(format::tile_header) + sizeof(huffman_header);
-  l.subblock_bits = format::align_up(l.code_lengths + (symbols + 1) / 2, 2);
-  l.stream = format::align_up(l.subblock_bits + 2ull * subblocks, 4);
-  l.outlier_index = l.stream + format::align_up((stream_bits + 7) / 8, 4);
-  l.outlier_values = format::align_up(l.outlier_index + 2ull * outliers, value_bytes);
-  l.total = format::align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
-  return l;
-}
+using namespace ncclz::format::huffman;  // the layout and integer rules the device shares
+inline constexpr std::uint8_t kTileMode = static_cast<std::uint8_t>(tile_mode::huffman);
 
 /// The largest huffman tile of `elements` values: every symbol, every code at the longest length
 /// followed by 31 escape bits, every value an outlier. (Real tiles never reach it; the selector
@@ -114,22 +74,6 @@ tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p) {
   return d;
 }
 
-/// The symbol of zig-zagged delta `z` under L literals: z itself below L, else the escape class
-/// of its bit width w (bit_width(L) <= w <= 32), symbol L + w - bit_width(L), followed by
-/// escape_bits(w, L) bits (as in JPEG's magnitude categories, so an escape costs its own width).
-inline std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literals) {
-  return z < literals ? z : literals + bit_width(z) - bit_width(literals);
-}
-/// The bit width of the deltas escape symbol s >= L stands for.
-inline std::uint32_t class_width(std::uint32_t symbol, std::uint32_t literals) {
-  return symbol - literals + bit_width(literals);
-}
-/// Bits after an escape of width w: w - 1 (z's low bits; its top bit is implied), except in the
-/// first class, which starts at L instead of 2^(w-1): z - L, in as few bits as 2^w - 1 - L takes.
-inline std::uint32_t escape_bits(std::uint32_t width, std::uint32_t literals) {
-  return width == bit_width(literals) ? bit_width((1u << width) - 1 - literals) : width - 1;
-}
-
 /// Counts of the deltas' symbols under the most literals (256): every other choice's counts are
 /// sums of these bins (symbol_counts).
 inline std::array<std::uint32_t, kMaxSymbols> histogram(std::span<const std::uint32_t> zigzagged) {
@@ -156,13 +100,6 @@ inline std::vector<std::uint32_t> symbol_counts(const std::array<std::uint32_t, 
   return counts;
 }
 
-/// log2(c) for c >= 1 in 16.16 fixed point, linear between powers of two (at most 0.086 bits
-/// low): an integer the device computes the same.
-inline std::uint64_t log2_fixed(std::uint64_t c) {
-  const std::uint32_t e = bit_width(static_cast<std::uint32_t>(c)) - 1;
-  return (std::uint64_t{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
-}
-
 /// The bits (in 16.16 fixed point) a tile of these symbol counts is estimated to take under L
 /// literals: the order-0 entropy of its symbols, the escapes' bits and 4 bits a stored code length.
 inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>& hist, std::uint32_t literals) {
@@ -171,7 +108,7 @@ inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>
   for (std::uint32_t s = 0; s < counts.size(); ++s) {
     if (counts[s] == 0) continue;
     total += counts[s];
-    sum_c_log_c += counts[s] * log2_fixed(counts[s]);
+    sum_c_log_c += c_log_c(counts[s]);
     if (s >= literals) extra += std::uint64_t{counts[s]} * escape_bits(class_width(s, literals), literals);
   }
   // c log c <= c log total for each count (log2_fixed is monotone): the entropy is not negative.
@@ -350,7 +287,7 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
       stream.put(book.codes[symbol], book.emitted[symbol]);
       if (z >= literals) {
         const std::uint32_t width = bit_width(z);
-        stream.put(width == bit_width(literals) ? z - literals : z, escape_bits(width, literals));
+        stream.put(escape_value(z, literals), escape_bits(width, literals));
       }
     }
     subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 31)

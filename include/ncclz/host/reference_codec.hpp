@@ -17,6 +17,8 @@
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/validate.hpp"
 #include "ncclz/format.hpp"
+#include "ncclz/host/detail/tile_bytes.hpp"
+#include "ncclz/host/huffman_reference.hpp"
 
 namespace ncclz::host {
 
@@ -33,35 +35,12 @@ value_range<T> find_range(std::span<const T> in) {
 
 namespace detail {
 
-template <class T>
-void put(std::vector<std::byte>& out, std::uint64_t at, const T& v) {
-  std::memcpy(out.data() + at, &v, sizeof v);
-}
-template <class T>
-T get(std::span<const std::byte> in, std::uint64_t at) {
-  T v;
-  std::memcpy(&v, in.data() + at, sizeof v);
-  return v;
-}
-
-inline std::uint32_t bit_width(std::uint32_t v) {
-  std::uint32_t w = 0;
-  while (v != 0) {
-    ++w;
-    v >>= 1;
-  }
-  return w;
-}
-
-/// Appends one tile at `at`; returns its size in bytes.
+/// A fixed_length tile of `values`.
 template <class Codec, class T>
-std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
-                          std::uint64_t at) {
+std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_params<T>& p) {
   using Q = typename Codec::quantizer;
   const auto elements = static_cast<std::uint32_t>(values.size());
   const std::uint32_t blocks = format::tile_blocks(elements);
-  const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
-
   std::vector<std::int32_t> codes(elements, 0);
   std::vector<std::uint16_t> outlier_index;
   for (std::uint32_t i = 0; i < elements; ++i) {
@@ -94,30 +73,50 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   }
   const auto outliers = static_cast<std::uint32_t>(outlier_index.size());
   const format::fixed_tile_layout l = format::fixed_tile_layout_of(blocks, planes.size(), outliers, sizeof(T));
-
-  format::tile_header th{};
-  if (!Codec::coder::codes_tiles || l.total >= raw_bytes) {
-    th.mode = static_cast<std::uint8_t>(tile_mode::raw);
-    put(out, at, th);
-    std::memcpy(out.data() + at + sizeof th, values.data(), values.size_bytes());
-    return raw_bytes;
-  }
-  th.mode = static_cast<std::uint8_t>(tile_mode::fixed_length);
-  th.outlier_count = static_cast<std::uint16_t>(outliers);
-  th.base = base;
-  put(out, at, th);
-  std::memcpy(out.data() + at + l.widths, widths.data(), widths.size());
+  std::vector<std::byte> out(l.total);
+  put(out, 0, format::tile_header{static_cast<std::uint8_t>(tile_mode::fixed_length), 0, static_cast<std::uint16_t>(outliers), base});
+  std::memcpy(out.data() + l.widths, widths.data(), widths.size());
   // An empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes.
-  if (!planes.empty()) std::memcpy(out.data() + at + l.planes, planes.data(), planes.size() * 4);
-  if (outliers > 0) std::memcpy(out.data() + at + l.outlier_index, outlier_index.data(), outliers * 2u);
-  for (std::uint32_t o = 0; o < outliers; ++o) {
-    put(out, at + l.outlier_values + o * sizeof(T), values[outlier_index[o]]);
-  }
-  return l.total;
+  if (!planes.empty()) std::memcpy(out.data() + l.planes, planes.data(), planes.size() * 4);
+  if (outliers > 0) std::memcpy(out.data() + l.outlier_index, outlier_index.data(), outliers * 2u);
+  for (std::uint32_t o = 0; o < outliers; ++o) put(out, l.outlier_values + o * sizeof(T), values[outlier_index[o]]);
+  return out;
 }
 
-[[noreturn]] inline void corrupt_tile(std::uint64_t tile, const std::string& what) {
-  throw format_error("ncclz: corrupted stream: tile " + std::to_string(tile) + " " + what);
+/// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
+/// coder tries (huffman's codebook is built only when its estimate beats the best so far, as on the
+/// device), or raw when that is no larger; ties go to the earlier mode.
+template <class Codec, class T>
+std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
+                          std::uint64_t at) {
+  using Coder = typename Codec::coder;
+  const auto elements = static_cast<std::uint32_t>(values.size());
+  std::vector<std::byte> best;
+  bool have = false;
+  const auto consider = [&](std::vector<std::byte>&& tile) {
+    if (!have || tile.size() < best.size()) {
+      best = std::move(tile);
+      have = true;
+    }
+  };
+  if constexpr (Coder::tries_fixed_length) consider(fixed_length_tile<Codec>(values, p));
+  if constexpr (Coder::tries_huffman) {
+    const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p);
+    const auto hist = huffman::histogram(d.zigzagged);
+    const std::uint32_t literals = huffman::choose_literals(hist);
+    const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
+    const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
+        huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
+    if (!have || estimate < best.size()) consider(huffman::encode_tile<Codec>(values, p));
+  }
+  const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
+  if (!have || raw_bytes <= best.size()) {
+    put(out, at, format::tile_header{static_cast<std::uint8_t>(tile_mode::raw), 0, 0, 0});
+    std::memcpy(out.data() + at + sizeof(format::tile_header), values.data(), values.size_bytes());
+    return raw_bytes;
+  }
+  std::memcpy(out.data() + at, best.data(), best.size());
+  return best.size();
 }
 
 template <class Codec, class T>
@@ -131,7 +130,12 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
     std::memcpy(out.data(), tile_bytes.data() + sizeof th, out.size_bytes());
     return;
   }
-  if (th.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) corrupt_tile(tile, "has an unknown mode");
+  if constexpr (Codec::coder::tries_huffman) {
+    if (th.mode == static_cast<std::uint8_t>(tile_mode::huffman)) return huffman::decode_tile<Codec, T>(tile_bytes, tile, p, out);
+  }
+  if (th.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
+    corrupt_tile(tile, "has an unknown mode, or one this codec's coder does not write");
+  }
   const std::uint32_t blocks = format::tile_blocks(elements);
   if (sizeof th + blocks > tile_bytes.size()) corrupt_tile(tile, "is truncated (widths)");
   std::uint64_t plane_words = 0;

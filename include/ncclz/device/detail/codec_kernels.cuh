@@ -9,6 +9,7 @@
 #include "ncclz/detail/config.hpp"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"
+#include "ncclz/device/detail/huffman_tile.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/device/detail/range_kernel.cuh"
 #include "ncclz/format.hpp"
@@ -119,12 +120,46 @@ struct code_source {
   __device__ T raw_value(std::uint64_t) const { return T{}; }  // never called: no raw tiles
 };
 
-/// Shared state of the encode kernel.
-struct encode_shared {
+/// Shared state of the encode kernel; the entropy modes' scratch only where the coder tries them.
+struct encode_shared_common {
   std::uint64_t tile_begin;  ///< from the start of the chunk
   std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
+  std::uint32_t warp_zeros[kTileWarps];   ///< (zero codes << 16) | zero deltas, per warp
   alignas(16) warp_stage stage[kTileWarps];
 };
+struct encode_shared_huffman : encode_shared_common {
+  huffman::encode_shared huffman;
+};
+template <class Coder>
+using encode_shared = std::conditional_t<Coder::tries_huffman, encode_shared_huffman, encode_shared_common>;
+
+/// Registers per thread the encode kernel may use: the entropy modes need more than fixed_length.
+template <class Codec, class T>
+constexpr int encode_min_blocks() {
+  if constexpr (Codec::coder::tries_huffman || Codec::coder::tries_zero_run) return 2;
+  else return sizeof(T) <= 4 ? 4 : 3;
+}
+
+/// The tile's outliers: index and value arrays at the given offsets of `dst`, and the zero padding
+/// after each up to `total`. Lane l of warp w holds the outliers of block 32w + l in `bits`.
+template <class T, class Source>
+__device__ __forceinline__ void write_outliers(const Source& in, std::byte* dst, std::uint64_t index_at, std::uint64_t values_at,
+                                               std::uint64_t total, std::uint32_t outliers, std::uint32_t before,
+                                               std::uint32_t bits, std::uint32_t first, std::uint64_t tile_first) {
+  if (threadIdx.x < 8) {
+    const std::uint64_t index_end = index_at + 2u * outliers;
+    if (index_end + threadIdx.x < values_at) dst[index_end + threadIdx.x] = std::byte{0};
+    const std::uint64_t values_end = values_at + std::uint64_t{outliers} * sizeof(T);
+    if (values_end + threadIdx.x < total) dst[values_end + threadIdx.x] = std::byte{0};
+  }
+  auto* outlier_index = reinterpret_cast<std::uint16_t*>(dst + index_at);
+  auto* outlier_values = reinterpret_cast<T*>(dst + values_at);
+  for (std::uint32_t at = before; bits != 0; bits &= bits - 1, ++at) {
+    const std::uint32_t e = first + static_cast<std::uint32_t>(__ffs(bits) - 1);
+    outlier_index[at] = static_cast<std::uint16_t>(e);
+    outlier_values[at] = in.outlier_value(tile_first + e);
+  }
+}
 
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
@@ -132,7 +167,7 @@ struct encode_shared {
 /// `ranks` > 1 divides the code limit (|q| < 2^30 / ranks) so that sums of `ranks` codes stay
 /// codes; the collectives pass their rank count, the codec 1.
 template <class Codec, class T, class Source = value_source<T>>
-__global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_kernel(Source in, std::uint64_t count,
+__global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) encode_kernel(Source in, std::uint64_t count,
                                                                  std::byte* __restrict__ out,
                                                                  std::uint64_t* __restrict__ out_bytes,
                                                                  const range_keys* __restrict__ range, double bound,
@@ -141,7 +176,9 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   using Q = typename Codec::quantizer;
   // Tiles are coded unless the coder is Raw and the source has values to store raw.
   constexpr bool kCodeTiles = Codec::coder::codes_tiles || !Source::allows_raw;
-  __shared__ encode_shared s;
+  using Coder = typename Codec::coder;
+  static_assert(!std::is_same_v<typename Coder::strategy, ZeroRun>, "ncclz: the zero_run tile mode has no device coder in this build yet");
+  __shared__ encode_shared<Coder> s;
   const std::uint32_t tiles = static_cast<std::uint32_t>(format::tile_count(count));
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
@@ -192,7 +229,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
   const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   std::uint32_t zz[32];
-  std::uint32_t width = 0, outlier_bits = 0;
+  std::uint32_t width = 0, outlier_bits = 0, zero_codes = 0, zero_deltas = 0;
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
   if (kCodeTiles && block_count > 0) {
     std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
@@ -211,6 +248,8 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
         prev = q;
         zz[i] = present ? format::zigzag(delta) : 0u;
         any |= zz[i];
+        zero_codes += present && q == 0;
+        zero_deltas += present && delta == 0;
         outlier_bits |= (present && outlier) ? (1u << i) : 0u;
       }
     }
@@ -219,6 +258,10 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   const std::uint32_t packed = (static_cast<std::uint32_t>(__popc(outlier_bits)) << 16) | width;
   const std::uint32_t packed_through = warp::inclusive_sum(packed);
   if (lane == 31) s.warp_totals[warp_index] = packed_through;
+  if constexpr (Coder::tries_zero_run) {
+    const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
+    if (lane == 0) s.warp_zeros[warp_index] = zeros;
+  }
   __syncthreads();
 
   std::uint32_t plane_words = 0, outliers = 0, words_before_warp = 0, outliers_before_warp = 0;
@@ -231,10 +274,40 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
     plane_words += s.warp_totals[w] & 0xffffu;
     outliers += s.warp_totals[w] >> 16;
   }
+  const std::uint32_t packed_before = packed_through - packed;
+  const std::uint32_t outliers_before = outliers_before_warp + (packed_before >> 16);
+
+  // The tile's mode: the smallest of those the coder tries, every size exact (huffman's codebook is
+  // built only when its estimate beats the best so far); raw when that is no larger (input values),
+  // fixed_length when raw is not allowed (codes must stay codes). Ties go to the earlier mode.
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
-  const bool raw = Source::allows_raw && (!Codec::coder::codes_tiles || layout.total >= raw_bytes);
-  const std::uint64_t tile_bytes = raw ? raw_bytes : layout.total;
+  constexpr std::uint64_t kNone = ~std::uint64_t{0};
+  tile_mode mode = tile_mode::raw;
+  std::uint64_t tile_bytes = kNone;
+  if (Coder::tries_fixed_length || !Source::allows_raw) {
+    mode = tile_mode::fixed_length;
+    tile_bytes = layout.total;
+  }
+  [[maybe_unused]] huffman::plan huffman_plan{};
+  [[maybe_unused]] std::uint32_t huffman_offset = 0;
+  if constexpr (Coder::tries_huffman) {
+    if (kCodeTiles) {
+      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers);
+      if (e.bytes < tile_bytes) {
+        huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
+        if (huffman_plan.layout.total < tile_bytes) {
+          mode = tile_mode::huffman;
+          tile_bytes = huffman_plan.layout.total;
+        }
+      }
+    }
+  }
+  if (Source::allows_raw && (!kCodeTiles || raw_bytes <= tile_bytes)) {
+    mode = tile_mode::raw;
+    tile_bytes = raw_bytes;
+  }
+
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
     if (lane == 0) {
@@ -250,7 +323,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   __syncthreads();
   std::byte* const dst = out + s.tile_begin;
 
-  if (raw) {
+  if (mode == tile_mode::raw) {
     if (threadIdx.x == 0) {
       format::tile_header th{static_cast<std::uint8_t>(tile_mode::raw), 0, 0, 0};
       *reinterpret_cast<format::tile_header*>(dst) = th;
@@ -260,6 +333,15 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
     const std::uint64_t used = sizeof(format::tile_header) + std::uint64_t{elements} * sizeof(T);
     if (threadIdx.x < raw_bytes - used) dst[used + threadIdx.x] = std::byte{0};
     return;
+  }
+  const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
+  if constexpr (Coder::tries_huffman) {
+    if (mode == tile_mode::huffman) {
+      huffman::write_tile(s.huffman, huffman_plan, zz, block_count, huffman_offset, elements, outliers, base, dst);
+      write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
+                        huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
+      return;
+    }
   }
 
   if (threadIdx.x == 0) {
@@ -271,17 +353,11 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
     if (b >= blocks) dst[layout.widths + b] = std::byte{0};
   }
   if (block < blocks) dst[layout.widths + block] = static_cast<std::byte>(width);
-  // Zero padding after the outlier indices and at the end of the tile.
-  if (threadIdx.x < 8) {
-    const std::uint64_t index_end = layout.outlier_index + 2u * outliers;
-    if (index_end + threadIdx.x < layout.outlier_values) dst[index_end + threadIdx.x] = std::byte{0};
-    const std::uint64_t values_end = layout.outlier_values + std::uint64_t{outliers} * sizeof(T);
-    if (values_end + threadIdx.x < layout.total) dst[values_end + threadIdx.x] = std::byte{0};
-  }
+  write_outliers<T>(in, dst, layout.outlier_index, layout.outlier_values, layout.total, outliers, outliers_before,
+                    outlier_bits, first, tile_first);
   if (warp_count == 0) return;
 
   // Bit planes: plane k of this lane's block holds bit k of each of its 32 zig-zagged deltas.
-  const std::uint32_t packed_before = packed_through - packed;
   auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp + (packed_before & 0xffffu);
   const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
   if (max_width <= 8) {
@@ -306,16 +382,6 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
 #pragma unroll
       for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
       if (k < width) planes[k] = plane;
-    }
-  }
-  if (outlier_bits != 0) {
-    std::uint32_t at = outliers_before_warp + (packed_before >> 16);
-    auto* outlier_index = reinterpret_cast<std::uint16_t*>(dst + layout.outlier_index);
-    auto* outlier_values = reinterpret_cast<T*>(dst + layout.outlier_values);
-    for (std::uint32_t bits = outlier_bits; bits != 0; bits &= bits - 1, ++at) {
-      const std::uint32_t e = warp_first + lane * 32u + static_cast<std::uint32_t>(__ffs(bits) - 1);
-      outlier_index[at] = static_cast<std::uint16_t>(e);
-      outlier_values[at] = in.outlier_value(tile_first + e);
     }
   }
 }
@@ -345,10 +411,17 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
   return s == decode_status::ok;
 }
 
-struct decode_shared {
+struct decode_shared_common {
   std::uint32_t warp_sum[kTileWarps];
   alignas(16) warp_stage stage[kTileWarps];
 };
+/// The decoder reads raw and fixed_length tiles always, the entropy modes where its coder writes
+/// them (their tables would cost every other decoder occupancy).
+struct decode_shared_huffman : decode_shared_common {
+  huffman::decode_shared huffman;
+};
+template <class Coder>
+using decode_shared = std::conditional_t<Coder::tries_huffman, decode_shared_huffman, decode_shared_common>;
 
 /// Writes the warp's staged codes, dequantized, to `dst` (up to 1024 values) in coalesced order.
 template <class Q, class T>
@@ -427,7 +500,8 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
                                                               Sink out, std::uint64_t count,
                                                               decode_report* __restrict__ r) {
   using Q = typename Codec::quantizer;
-  __shared__ decode_shared s;
+  using Coder = typename Codec::coder;
+  __shared__ decode_shared<Coder> s;
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t tile = blockIdx.x;
@@ -482,55 +556,79 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) out.value(tile_first + e, values[e]);
     return;
   }
-  if (mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
-    if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
-    return;
-  }
-  if (sizeof(format::tile_header) + blocks > span) {
+  if (outliers > elements) {
     if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
     return;
   }
 
-  // Every warp sums all widths (lane j: blocks 8j..8j+7) for the plane offsets of earlier warps
-  // and the tile's layout; lane l then decodes block l of its warp.
-  const std::byte* const widths = src + sizeof(format::tile_header);
-  std::uint32_t group_words = 0, bad = 0;
-#pragma unroll
-  for (int b = 0; b < 8; ++b) {
-    const std::uint32_t blk = lane * 8 + b;
-    const std::uint32_t w = blk < blocks ? static_cast<std::uint32_t>(widths[blk]) : 0u;
-    group_words += w;
-    bad |= w > format::kMaxWidth;
-  }
-  if (__any_sync(warp::kFullMask, bad)) {
-    if (threadIdx.x == 0) report(r, decode_status::bad_width, tile);
-    return;
-  }
-  const std::uint32_t plane_words = __reduce_add_sync(warp::kFullMask, group_words);
-  const std::uint32_t words_before_warp = __reduce_add_sync(warp::kFullMask, lane < warp_index * 4 ? group_words : 0u);
-  const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
-  if (layout.total > span || outliers > elements) {
-    if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
-    return;
-  }
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
-  const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(widths[block]) : 0u;
-  const std::uint32_t words_through = warp::inclusive_sum(width);
-
   const std::uint32_t warp_first = warp_index * kBlocksPerWarp * format::kBlockElements;
   const std::uint32_t warp_count = warp_first < elements ? min(elements - warp_first, 1024u) : 0u;
+  const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   warp_stage& stage = s.stage[warp_index];
   std::uint32_t running[32];  // zig-zagged deltas, then their running sums within the block
 #pragma unroll
   for (int i = 0; i < 32; ++i) running[i] = 0;
-  if (warp_count > 0) {
-    const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + words_before_warp + (words_through - width);
-    const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
-    for (std::uint32_t k = 0; k < max_width; ++k) {
-      const std::uint32_t plane = k < width ? planes[k] : 0u;
-#pragma unroll
-      for (int i = 0; i < 32; ++i) running[i] |= ((plane >> i) & 1u) << k;
+  std::uint64_t outlier_index_at = 0, outlier_values_at = 0;
+
+  if (mode == static_cast<std::uint8_t>(tile_mode::fixed_length)) {
+    if (sizeof(format::tile_header) + blocks > span) {
+      if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
+      return;
     }
+    // Every warp sums all widths (lane j: blocks 8j..8j+7) for the plane offsets of earlier warps
+    // and the tile's layout; lane l then decodes block l of its warp.
+    const std::byte* const widths = src + sizeof(format::tile_header);
+    std::uint32_t group_words = 0, bad = 0;
+#pragma unroll
+    for (int b = 0; b < 8; ++b) {
+      const std::uint32_t blk = lane * 8 + b;
+      const std::uint32_t w = blk < blocks ? static_cast<std::uint32_t>(widths[blk]) : 0u;
+      group_words += w;
+      bad |= w > format::kMaxWidth;
+    }
+    if (__any_sync(warp::kFullMask, bad)) {
+      if (threadIdx.x == 0) report(r, decode_status::bad_width, tile);
+      return;
+    }
+    const std::uint32_t plane_words = __reduce_add_sync(warp::kFullMask, group_words);
+    const std::uint32_t words_before_warp = __reduce_add_sync(warp::kFullMask, lane < warp_index * 4 ? group_words : 0u);
+    const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
+    if (layout.total > span) {
+      if (threadIdx.x == 0) report(r, decode_status::truncated_tile, tile);
+      return;
+    }
+    outlier_index_at = layout.outlier_index;
+    outlier_values_at = layout.outlier_values;
+    const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(widths[block]) : 0u;
+    const std::uint32_t words_through = warp::inclusive_sum(width);
+    if (warp_count > 0) {
+      const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + words_before_warp + (words_through - width);
+      const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
+      for (std::uint32_t k = 0; k < max_width; ++k) {
+        const std::uint32_t plane = k < width ? planes[k] : 0u;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) running[i] |= ((plane >> i) & 1u) << k;
+      }
+    }
+  } else if (Coder::tries_huffman && mode == static_cast<std::uint8_t>(tile_mode::huffman)) {
+    if constexpr (Coder::tries_huffman) {
+      const decode_status st =
+          huffman::decode_tile<T>(s.huffman, src, span, elements, outliers, s.stage, outlier_index_at, outlier_values_at);
+      if (st != decode_status::ok) {
+        if (threadIdx.x == 0) report(r, st, tile);
+        return;
+      }
+#pragma unroll
+      for (int i = 0; i < 32; ++i)
+        running[i] = static_cast<std::uint32_t>(i) < block_count ? static_cast<std::uint32_t>(stage[lane][i]) : 0u;
+    }
+  } else {
+    if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
+    return;
+  }
+
+  if (warp_count > 0) {
     std::uint32_t sum = 0;
 #pragma unroll
     for (int i = 0; i < 32; ++i) {
@@ -542,7 +640,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   const std::uint32_t block_sum = running[31];
   const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
   if (lane == 31) s.warp_sum[warp_index] = sum_through;
-  __syncthreads();
+  __syncthreads();  // also: every thread has read its staged deltas before any row is overwritten
   if (warp_count > 0) {
     std::uint32_t before = base + sum_through - block_sum;
 #pragma unroll
@@ -558,8 +656,8 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   }
   if (outliers == 0) return;
   __syncthreads();  // the outliers below overwrite values the warps above wrote
-  const auto* outlier_index = reinterpret_cast<const std::uint16_t*>(src + layout.outlier_index);
-  const auto* outlier_values = reinterpret_cast<const T*>(src + layout.outlier_values);
+  const auto* outlier_index = reinterpret_cast<const std::uint16_t*>(src + outlier_index_at);
+  const auto* outlier_values = reinterpret_cast<const T*>(src + outlier_values_at);
   for (std::uint32_t o = threadIdx.x; o < outliers; o += kTileThreads) {
     const std::uint32_t e = outlier_index[o];
     if (e >= elements) {

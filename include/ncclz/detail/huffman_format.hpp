@@ -1,0 +1,98 @@
+// The huffman tile mode's layout and integer rules (docs/format.md, "Huffman tile"), shared by the
+// host reference (host/huffman_reference.hpp) and the device coder (device/detail/huffman_tile.cuh)
+// so both compute the same alphabet, sizes and estimates. Everything here is constexpr and integer
+// only: the device calls it through --expt-relaxed-constexpr and gets the same bits.
+#pragma once
+
+#include <cstdint>
+
+#include "ncclz/format.hpp"
+
+namespace ncclz::format::huffman {
+
+inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks, one lane's stream
+inline constexpr std::uint32_t kTileSubblocks = kTileElements / kSubblockElements;  // 32
+inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
+inline constexpr std::uint32_t kMaxLiterals = 256;
+/// L literals, then an escape class for each width bit_width(L)..32: at most 280 symbols.
+constexpr std::uint32_t max_symbols(std::uint32_t literals) { return literals + 33 - bit_width(literals); }
+inline constexpr std::uint32_t kMaxSymbols = kMaxLiterals + 33 - 9;  // 9: bit_width(256)
+inline constexpr std::uint32_t kMaxExtraBits = 31;  // a width-32 escape's bits, its top one implied
+static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a sub-block's bit length must fit its u16");
+/// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
+inline constexpr std::uint64_t kBitsPerCodeLength = 4;
+
+constexpr std::uint32_t subblock_count(std::uint32_t elements) {
+  return (elements + kSubblockElements - 1) / kSubblockElements;
+}
+
+/// Follows the tile header.
+struct huffman_header {
+  std::uint16_t symbols;      ///< code lengths stored: the literals, then escape classes
+  std::uint8_t last_literal;  ///< L - 1: deltas below L (1..256) are literals, the others escape by width
+  std::uint8_t reserved;      ///< zero
+};
+static_assert(sizeof(huffman_header) == 4);
+
+/// Where the parts of a huffman tile start, relative to the tile, and its total size.
+struct tile_layout {
+  std::uint64_t code_lengths;    ///< 4 bits per symbol, low nibble first
+  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream
+  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
+  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
+  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
+  std::uint64_t total;           ///< padded to 8 bytes
+};
+
+constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblocks, std::uint64_t stream_bits,
+                                     std::uint32_t outliers, std::uint32_t value_bytes) {
+  tile_layout l{};
+  l.code_lengths = sizeof(tile_header) + sizeof(huffman_header);
+  l.subblock_bits = align_up(l.code_lengths + (symbols + 1) / 2, 2);
+  l.stream = align_up(l.subblock_bits + 2ull * subblocks, 4);
+  l.outlier_index = l.stream + align_up((stream_bits + 7) / 8, 4);
+  l.outlier_values = align_up(l.outlier_index + 2ull * outliers, value_bytes);
+  l.total = align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  return l;
+}
+
+/// The symbol of zig-zagged delta `z` under L literals: z itself below L, else the escape class
+/// of its bit width w (bit_width(L) <= w <= 32), symbol L + w - bit_width(L), followed by
+/// escape_bits(w, L) bits (as in JPEG's magnitude categories, so an escape costs its own width).
+constexpr std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literals) {
+  return z < literals ? z : literals + bit_width(z) - bit_width(literals);
+}
+/// The bit width of the deltas escape symbol s >= L stands for.
+constexpr std::uint32_t class_width(std::uint32_t symbol, std::uint32_t literals) {
+  return symbol - literals + bit_width(literals);
+}
+/// Bits after an escape of width w: w - 1 (z's low bits; its top bit is implied), except in the
+/// first class, which starts at L instead of 2^(w-1): z - L, in as few bits as 2^w - 1 - L takes.
+constexpr std::uint32_t escape_bits(std::uint32_t width, std::uint32_t literals) {
+  return width == bit_width(literals) ? bit_width(static_cast<std::uint32_t>((std::uint64_t{1} << width) - 1 - literals)) : width - 1;
+}
+/// The escape bits of zig-zagged delta z >= L (what follows its class symbol in the stream).
+constexpr std::uint32_t escape_value(std::uint32_t z, std::uint32_t literals) {
+  return bit_width(z) == bit_width(literals) ? z - literals : z;
+}
+
+/// log2(c) for c >= 1 in 16.16 fixed point, linear between powers of two (at most 0.086 bits
+/// low): an integer the device computes the same.
+constexpr std::uint64_t log2_fixed(std::uint64_t c) {
+  const std::uint32_t e = bit_width(static_cast<std::uint32_t>(c)) - 1;
+  return (std::uint64_t{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
+}
+/// c * log2_fixed(c), 0 for c = 0.
+constexpr std::uint64_t c_log_c(std::uint64_t c) { return c == 0 ? 0 : c * log2_fixed(c); }
+
+/// The bytes a huffman tile is estimated to take from its `estimated_bits` (16.16 fixed point:
+/// entropy, escape bits and 4 bits a stored symbol) and the symbol count it stores: what the
+/// Adaptive selector compares with the other modes' exact sizes before it builds a codebook.
+constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::uint32_t symbols, std::uint32_t elements,
+                                             std::uint32_t outliers, std::uint32_t value_bytes) {
+  const std::uint64_t bits = estimated_bits >> 16;
+  const std::uint64_t lengths = kBitsPerCodeLength * symbols;
+  return tile_layout_of(symbols, subblock_count(elements), bits > lengths ? bits - lengths : 0, outliers, value_bytes).total;
+}
+
+}  // namespace ncclz::format::huffman

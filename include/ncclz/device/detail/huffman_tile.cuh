@@ -1,0 +1,558 @@
+// The device coder of the huffman tile mode (docs/format.md, "Huffman tile"); it writes the bytes
+// host/huffman_reference.hpp writes (the GPU tests compare them).
+//
+// One thread block of 256 threads codes one tile, thread t holding the zig-zagged deltas of block t
+// (elements 32t..32t+31) in registers, as the fixed-length coder does. The steps:
+//   1. histogram of the deltas' symbols under 256 literals in shared memory (the three commonest
+//      values are counted in registers first: a warp of zero deltas would otherwise be 32 atomics
+//      on one address);
+//   2. every literal count L = 1..256 is scored at once, thread t scoring L = t + 1 from prefix sums
+//      of the histogram (integer entropy + escape bits + 4 bits a stored length, as the host's
+//      estimated_bits), and the least wins (the smallest L on a tie);
+//   3. (only if the caller wants the exact size) the length-limited canonical codebook: symbols
+//      ranked in parallel, the two-queue Huffman merge and JPEG's length limiting on one thread
+//      (at most 279 merges), codes assigned in parallel; then each thread's bit count and a block
+//      scan give every thread its bit offset in the tile's stream;
+//   4. write: the stream's words are zeroed, then each thread ORs in its codes (atomicOr only on
+//      32-bit words; most are whole words of one thread).
+// Decoding builds the 4096-entry table in shared memory from the stored lengths (every thread
+// resolves 16 entries by a binary search over the canonical order), then one thread per sub-block
+// (four per warp, so staged writes conflict at most 4-way) decodes its 256 deltas into the stage.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ncclz/detail/config.hpp"
+#include "ncclz/detail/huffman_format.hpp"
+#include "ncclz/device/detail/decode_status.cuh"
+#include "ncclz/device/detail/tile_stage.cuh"
+#include "ncclz/format.hpp"
+#include "ncclz/warp/warp_bits.cuh"
+
+NCCLZ_BEGIN_KERNEL_NAMESPACE
+namespace kernels {
+namespace huffman {
+
+using namespace ncclz::format::huffman;
+using format::bit_width;
+using format::tile_header;
+
+/// Per-tile scratch of the encoder (about 9 KB).
+struct encode_shared {
+  std::uint32_t hist[kMaxSymbols];    ///< symbol counts under 256 literals
+  std::uint32_t counts[kMaxSymbols];  ///< symbol counts under the chosen L
+  union {
+    struct {  // step 2
+      std::uint32_t count_before[kMaxLiterals + 1];  ///< deltas below each literal value
+      std::uint64_t clogc_before[kMaxLiterals + 1];  ///< their sum of c log c
+    } score;
+    struct {  // step 3
+      std::uint32_t weight[2 * kMaxSymbols];
+      std::uint16_t parent[2 * kMaxSymbols];
+      std::uint16_t sorted_up[kMaxSymbols];    ///< used symbols by (count, symbol)
+      std::uint16_t sorted_down[kMaxSymbols];  ///< used symbols by (count descending, symbol)
+      std::uint16_t length_count[kMaxSymbols + 1];
+    } build;
+  };
+  std::uint16_t code[kMaxSymbols];     ///< bit-reversed canonical code
+  std::uint8_t length[kMaxSymbols];    ///< as stored (0 = unused)
+  std::uint8_t emitted[kMaxSymbols];   ///< bits in the stream (0 when a symbol is alone)
+  std::uint64_t warp_u64[kTileWarps];
+  std::uint32_t warp_u32[kTileWarps];
+  std::uint16_t subblock_bits[kTileSubblocks];
+  std::uint64_t best;  ///< (estimated bits << 9) | (L - 1)
+  std::uint32_t used;  ///< symbols with a nonzero count
+  std::uint32_t total;  ///< deltas coded
+};
+
+/// What steps 1-2 found: the alphabet and the estimated tile size.
+struct estimate {
+  std::uint32_t literals;
+  std::uint32_t symbols;
+  std::uint64_t bytes;
+};
+
+/// The exact tile (step 3).
+struct plan {
+  std::uint32_t literals;
+  std::uint32_t symbols;
+  std::uint64_t stream_bits;
+  tile_layout layout;
+};
+
+/// Block-wide exclusive prefix sum of one u64 per thread; every thread also gets the total.
+__device__ __forceinline__ std::uint64_t block_exclusive_sum(std::uint64_t v, std::uint64_t* warp_totals, std::uint64_t& total) {
+  const unsigned lane = warp::lane_id(), w = threadIdx.x / 32;
+  std::uint64_t inclusive = v;
+#pragma unroll
+  for (unsigned d = 1; d < 32; d <<= 1) {
+    const std::uint64_t up = __shfl_up_sync(warp::kFullMask, inclusive, d);
+    if (lane >= d) inclusive += up;
+  }
+  if (lane == 31) warp_totals[w] = inclusive;
+  __syncthreads();
+  std::uint64_t before = 0;
+  total = 0;
+#pragma unroll
+  for (int k = 0; k < kTileWarps; ++k) {
+    before += k < static_cast<int>(w) ? warp_totals[k] : 0u;
+    total += warp_totals[k];
+  }
+  __syncthreads();  // warp_totals may be reused at once
+  return before + inclusive - v;
+}
+
+/// Whether element i of this thread's block is a coded delta (element 0 of the tile is not).
+__device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { return i < count && (threadIdx.x != 0 || i != 0); }
+
+/// Steps 1-2, by all 256 threads: histogram, literal count, estimated bytes (the same in every thread).
+template <class T>
+__device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
+                                                  std::uint32_t elements, std::uint32_t outliers) {
+  for (std::uint32_t k = threadIdx.x; k < kMaxSymbols; k += kTileThreads) s.hist[k] = 0;
+  if (threadIdx.x == 0) s.best = ~std::uint64_t{0};
+  __syncthreads();
+  std::uint32_t common[3] = {0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    if (!coded(i, count)) continue;
+    const std::uint32_t z = zz[i];
+    if (z < 3) ++common[z];
+    else atomicAdd(&s.hist[symbol_of(z, kMaxLiterals)], 1u);
+  }
+#pragma unroll
+  for (int k = 0; k < 3; ++k) {
+    const std::uint32_t c = __reduce_add_sync(warp::kFullMask, common[k]);
+    if (warp::lane_id() == 0 && c != 0) atomicAdd(&s.hist[k], c);
+  }
+  __syncthreads();
+
+  // Prefix sums over the literal bins (thread t: bin t).
+  const std::uint32_t c = s.hist[threadIdx.x];
+  std::uint64_t literal_total = 0, clogc_total = 0;
+  const std::uint64_t count_before = block_exclusive_sum(c, s.warp_u64, literal_total);
+  const std::uint64_t clogc_before = block_exclusive_sum(c_log_c(c), s.warp_u64, clogc_total);
+  s.score.count_before[threadIdx.x] = static_cast<std::uint32_t>(count_before);
+  s.score.clogc_before[threadIdx.x] = clogc_before;
+  if (threadIdx.x == 0) {
+    s.score.count_before[kMaxLiterals] = static_cast<std::uint32_t>(literal_total);
+    s.score.clogc_before[kMaxLiterals] = clogc_total;
+  }
+  __syncthreads();
+
+  // Thread t scores L = t + 1 (the host's estimated_bits).
+  std::uint32_t total = s.score.count_before[kMaxLiterals];
+  for (std::uint32_t k = kMaxLiterals; k < kMaxSymbols; ++k) total += s.hist[k];
+  const std::uint32_t literals = threadIdx.x + 1;
+  const std::uint32_t first_width = bit_width(literals);
+  std::uint64_t clogc = s.score.clogc_before[literals], extra = 0;
+  std::uint32_t used = literals;
+  for (std::uint32_t w = first_width; w <= 32; ++w) {
+    const std::uint32_t lo = w == first_width ? literals : (1u << (w - 1));
+    const std::uint32_t hi = w >= 9 ? kMaxLiterals - 1 : (1u << w) - 1;
+    std::uint32_t n = lo <= hi ? s.score.count_before[hi + 1] - s.score.count_before[lo] : 0u;
+    if (w >= 9) n += s.hist[kMaxLiterals + w - 9];
+    if (n == 0) continue;
+    used = literals + w - first_width + 1;
+    extra += std::uint64_t{n} * escape_bits(w, literals);
+    clogc += c_log_c(n);
+  }
+  const std::uint64_t entropy = total == 0 ? 0 : std::uint64_t{total} * log2_fixed(total) - clogc;
+  const std::uint64_t bits = entropy + ((extra + kBitsPerCodeLength * used) << 16);
+  atomicMin(reinterpret_cast<unsigned long long*>(&s.best), static_cast<unsigned long long>((bits << 9) | (literals - 1)));
+  if (threadIdx.x == 0) s.total = total;
+  __syncthreads();
+  const std::uint64_t best = s.best;
+  if (best == ((bits << 9) | (literals - 1))) s.used = used;  // the winner's symbol count
+  __syncthreads();
+  estimate e{};
+  e.literals = static_cast<std::uint32_t>(best & 0x1FFu) + 1;
+  e.symbols = s.used;
+  e.bytes = estimated_tile_bytes(best >> 9, e.symbols, elements, outliers, sizeof(T));
+  return e;
+}
+
+/// Step 3, by all 256 threads after estimate_tile: the codebook, the exact tile, and this thread's
+/// bit offset in the stream (`offset`).
+template <class T>
+__device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
+                                           const estimate& e, std::uint32_t elements, std::uint32_t outliers,
+                                           std::uint32_t& offset) {
+  const std::uint32_t literals = e.literals, symbols = e.symbols, first_width = bit_width(literals);
+  // Counts under L (the host's symbol_counts), read from the 256-literal histogram.
+  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+    std::uint32_t n;
+    if (sym < literals) {
+      n = s.hist[sym];
+    } else {
+      const std::uint32_t w = class_width(sym, literals);
+      const std::uint32_t lo = w == first_width ? literals : (1u << (w - 1));
+      const std::uint32_t hi = w >= 9 ? kMaxLiterals - 1 : (1u << w) - 1;
+      n = 0;
+      for (std::uint32_t v = lo; v <= hi; ++v) n += s.hist[v];  // at most 128 bins, only for the first widths
+      if (w >= 9) n += s.hist[kMaxLiterals + w - 9];
+    }
+    s.counts[sym] = n;
+    s.length[sym] = 0;
+  }
+  if (threadIdx.x == 0) s.used = 0;
+  for (std::uint32_t k = threadIdx.x; k <= kMaxSymbols; k += kTileThreads) s.build.length_count[k] = 0;
+  __syncthreads();
+  // Ranks of the used symbols in both orders the host sorts them in (keys are unique).
+  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+    const std::uint32_t c = s.counts[sym];
+    if (c == 0) continue;
+    atomicAdd(&s.used, 1u);
+    std::uint32_t up = 0, down = 0;
+    for (std::uint32_t o = 0; o < symbols; ++o) {
+      const std::uint32_t d = s.counts[o];
+      if (d == 0) continue;
+      up += d < c || (d == c && o < sym);
+      down += d > c || (d == c && o < sym);
+    }
+    s.build.sorted_up[up] = static_cast<std::uint16_t>(sym);
+    s.build.sorted_down[down] = static_cast<std::uint16_t>(sym);
+  }
+  __syncthreads();
+  const std::uint32_t m = s.used;
+  if (threadIdx.x == 0 && m >= 2) {
+    // The host's limited_code_lengths, step for step.
+    auto& b = s.build;
+    for (std::uint32_t i = 0; i < m; ++i) b.weight[i] = s.counts[b.sorted_up[i]];
+    std::uint32_t next_leaf = 0, next_merged = m;
+    for (std::uint32_t node = m; node < 2 * m - 1; ++node) {
+      std::uint32_t pick[2];
+      for (auto& a : pick) {
+        if (next_leaf < m && (next_merged == node || b.weight[next_leaf] <= b.weight[next_merged])) a = next_leaf++;
+        else a = next_merged++;
+      }
+      b.weight[node] = b.weight[pick[0]] + b.weight[pick[1]];
+      b.parent[pick[0]] = b.parent[pick[1]] = static_cast<std::uint16_t>(node);
+    }
+    // Depths, root first (parents come after their children); weight[] now holds depths.
+    b.weight[2 * m - 2] = 0;
+    for (std::uint32_t node = 2 * m - 2; node-- > 0;) {
+      b.weight[node] = b.weight[b.parent[node]] + 1;
+      if (node < m) ++b.length_count[b.weight[node]];
+    }
+    for (std::uint32_t deepest = m; deepest > kMaxCodeLength; --deepest) {
+      while (b.length_count[deepest] > 0) {
+        std::uint32_t j = deepest - 2;
+        while (b.length_count[j] == 0) --j;
+        b.length_count[deepest] -= 2;
+        b.length_count[deepest - 1] += 1;
+        b.length_count[j + 1] += 2;
+        b.length_count[j] -= 1;
+      }
+    }
+  }
+  __syncthreads();
+  // Lengths: the k-th symbol by (count descending, symbol) takes the k-th shortest length.
+  for (std::uint32_t k = threadIdx.x; k < m; k += kTileThreads) {
+    std::uint32_t len = 1;
+    if (m >= 2) {
+      std::uint32_t through = 0;
+      for (len = 1; len <= kMaxCodeLength; ++len) {
+        through += s.build.length_count[len];
+        if (k < through) break;
+      }
+    }
+    s.length[s.build.sorted_down[k]] = static_cast<std::uint8_t>(len);
+  }
+  __syncthreads();
+  // Canonical codes: consecutive within a length, in symbol order, shorter lengths first.
+  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+    const std::uint32_t len = s.length[sym];
+    s.emitted[sym] = static_cast<std::uint8_t>(m >= 2 ? len : 0u);
+    if (len == 0 || m < 2) {
+      s.code[sym] = 0;
+      continue;
+    }
+    std::uint32_t code = 0;
+    for (std::uint32_t l = 1; l <= len; ++l) code = (code + (l > 1 ? s.build.length_count[l - 1] : 0u)) << 1;
+    // code is now the host's next_code[len]; add the symbols of this length before this one.
+    for (std::uint32_t o = 0; o < sym; ++o) code += s.length[o] == len;
+    s.code[sym] = static_cast<std::uint16_t>(__brev(code) >> (32 - len));
+  }
+  __syncthreads();
+
+  // This thread's bits, its offset, the sub-blocks' lengths.
+  std::uint32_t bits = 0;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    if (!coded(i, count)) continue;
+    const std::uint32_t z = zz[i];
+    const std::uint32_t sym = symbol_of(z, literals);
+    bits += s.emitted[sym] + (z >= literals ? escape_bits(bit_width(z), literals) : 0u);
+  }
+  std::uint32_t group = bits;  // eight threads (lanes 8j..8j+7) make a sub-block
+  group += __shfl_xor_sync(warp::kFullMask, group, 1);
+  group += __shfl_xor_sync(warp::kFullMask, group, 2);
+  group += __shfl_xor_sync(warp::kFullMask, group, 4);
+  if (threadIdx.x % 8 == 0) s.subblock_bits[threadIdx.x / 8] = static_cast<std::uint16_t>(group);
+  std::uint64_t stream_bits = 0;
+  offset = static_cast<std::uint32_t>(block_exclusive_sum(bits, s.warp_u64, stream_bits));
+  plan pl{};
+  pl.literals = literals;
+  pl.symbols = symbols;
+  pl.stream_bits = stream_bits;
+  pl.layout = tile_layout_of(symbols, subblock_count(elements), stream_bits, outliers, sizeof(T));
+  return pl;
+}
+
+/// Step 4, by all 256 threads after build_tile: everything of the tile before its outlier arrays.
+/// `tile` is 8-byte aligned global memory.
+__device__ __forceinline__ void write_tile(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
+                                           std::uint32_t count, std::uint32_t offset, std::uint32_t elements,
+                                           std::uint32_t outliers, std::int32_t base, std::byte* tile) {
+  const tile_layout& l = pl.layout;
+  if (threadIdx.x == 0) {
+    *reinterpret_cast<tile_header*>(tile) =
+        tile_header{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
+    *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) =
+        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), 0};
+  }
+  // Code-length nibbles, sub-block lengths and the padding between: one byte a thread.
+  const std::uint32_t subblocks = subblock_count(elements);
+  for (std::uint64_t at = l.code_lengths + threadIdx.x; at < l.stream; at += kTileThreads) {
+    std::uint32_t byte = 0;
+    if (at < l.subblock_bits) {
+      const std::uint64_t k = 2 * (at - l.code_lengths);
+      if (k < pl.symbols) byte = s.length[k];
+      if (k + 1 < pl.symbols) byte |= static_cast<std::uint32_t>(s.length[k + 1]) << 4;
+    } else {
+      const std::uint64_t b = (at - l.subblock_bits) / 2;
+      if (b < subblocks) byte = (static_cast<std::uint32_t>(s.subblock_bits[b]) >> (8 * ((at - l.subblock_bits) % 2))) & 0xFFu;
+    }
+    tile[at] = static_cast<std::byte>(byte);
+  }
+  auto* words = reinterpret_cast<std::uint32_t*>(tile + l.stream);
+  const std::uint32_t word_count = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
+  for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) words[k] = 0;
+  __syncthreads();
+  // This thread's codes, LSB first from bit `offset`.
+  std::uint64_t acc = 0;
+  std::uint32_t held = offset % 32, word = offset / 32;
+  const auto flush = [&](bool all) {
+    while (held >= 32 || (all && held > 0)) {
+      atomicOr(&words[word++], static_cast<std::uint32_t>(acc));
+      acc >>= 32;
+      held = held >= 32 ? held - 32 : 0;
+    }
+  };
+  const std::uint32_t literals = pl.literals;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    if (!coded(i, count)) continue;
+    const std::uint32_t z = zz[i];
+    const std::uint32_t sym = symbol_of(z, literals);
+    acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
+    held += s.emitted[sym];
+    flush(false);
+    if (z >= literals) {
+      acc |= static_cast<std::uint64_t>(escape_value(z, literals)) << held;
+      held += escape_bits(bit_width(z), literals);
+      flush(false);
+    }
+  }
+  flush(true);
+}
+
+/// Per-tile scratch of the decoder (about 10 KB).
+struct decode_shared {
+  std::uint16_t table[1u << kMaxCodeLength];  ///< symbol | emitted length << 9, by the next 12 stream bits
+  std::uint16_t canonical_symbol[kMaxSymbols];
+  std::uint16_t canonical_start[kMaxSymbols];  ///< the code's first 12-bit window, MSB first
+  std::uint8_t length[kMaxSymbols];
+  std::uint32_t count_of_length[kMaxCodeLength + 1];
+  std::uint32_t subblock_start[kTileSubblocks + 1];
+  std::uint32_t kraft, used, status;
+  huffman_header header;
+};
+
+/// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0).
+struct bit_reader {
+  const std::uint32_t* words;
+  std::uint32_t word_count, next;
+  std::uint64_t buffer;
+  std::uint32_t held;
+  __device__ void start(std::uint32_t bit) {
+    next = bit / 32;
+    buffer = 0;
+    held = 0;
+    refill();
+    buffer >>= bit % 32;
+    held -= bit % 32;
+    refill();
+  }
+  __device__ void refill() {
+    while (held <= 32) {
+      const std::uint32_t w = next < word_count ? words[next] : 0u;
+      ++next;
+      buffer |= static_cast<std::uint64_t>(w) << held;
+      held += 32;
+    }
+  }
+  __device__ std::uint32_t take(std::uint32_t bits) {  // bits <= 32, held > 32 on entry
+    const auto v = static_cast<std::uint32_t>(buffer & ((std::uint64_t{1} << bits) - 1));
+    buffer >>= bits;
+    held -= bits;
+    refill();
+    return v;
+  }
+};
+
+/// By all 256 threads: checks the huffman tile at `tile` (`span` bytes), decodes its zig-zagged
+/// deltas into the stage (element 0: 0) and gives the outlier arrays' offsets. Returns ok or the
+/// problem, the same in every thread.
+template <class T>
+__device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std::byte* tile, std::uint64_t span,
+                                                     std::uint32_t elements, std::uint32_t outliers, warp_stage* stages,
+                                                     std::uint64_t& outlier_index, std::uint64_t& outlier_values) {
+  const std::uint32_t subblocks = subblock_count(elements);
+  const auto fail = [&s](decode_status why) { atomicCAS(&s.status, 0u, static_cast<std::uint32_t>(why)); };
+  if (threadIdx.x == 0) {
+    s.status = 0;
+    s.kraft = 0;
+    s.used = 0;
+    const std::uint64_t headers = sizeof(tile_header) + sizeof(huffman_header);
+    if (span < headers) {
+      s.status = static_cast<std::uint32_t>(decode_status::truncated_tile);
+    } else {
+      s.header = *reinterpret_cast<const huffman_header*>(tile + sizeof(tile_header));
+      const tile_header th = *reinterpret_cast<const tile_header*>(tile);
+      const std::uint32_t literals = s.header.last_literal + 1u;
+      if (th.reserved != 0 || s.header.reserved != 0 || s.header.symbols < literals ||
+          s.header.symbols > max_symbols(literals)) {
+        s.status = static_cast<std::uint32_t>(decode_status::bad_tile_header);
+      } else if (tile_layout_of(s.header.symbols, subblocks, 0, 0, sizeof(T)).stream > span) {
+        s.status = static_cast<std::uint32_t>(decode_status::truncated_tile);
+      }
+    }
+  }
+  for (std::uint32_t k = threadIdx.x; k <= kMaxCodeLength; k += kTileThreads) s.count_of_length[k] = 0;
+  __syncthreads();
+  if (s.status != 0) return static_cast<decode_status>(s.status);
+  const std::uint32_t symbols = s.header.symbols, literals = s.header.last_literal + 1u;
+  const std::uint32_t first_width = bit_width(literals);
+  const tile_layout head = tile_layout_of(symbols, subblocks, 0, 0, sizeof(T));
+
+  // Code lengths, their count per length and the Kraft sum.
+  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+    const std::uint32_t len = (static_cast<std::uint32_t>(tile[head.code_lengths + sym / 2]) >> (4 * (sym % 2))) & 0xFu;
+    s.length[sym] = static_cast<std::uint8_t>(len);
+    if (len == 0) continue;
+    if (len > kMaxCodeLength) {
+      fail(decode_status::bad_codebook);
+      continue;
+    }
+    atomicAdd(&s.count_of_length[len], 1u);
+    atomicAdd(&s.used, 1u);
+    atomicAdd(&s.kraft, 1u << (kMaxCodeLength - len));
+  }
+  // Sub-block starts (warp 0).
+  if (threadIdx.x < 32) {
+    const std::uint32_t b = threadIdx.x;
+    const std::uint32_t bits =
+        b < subblocks ? *reinterpret_cast<const std::uint16_t*>(tile + head.subblock_bits + 2 * b) : 0u;
+    const std::uint32_t through = warp::inclusive_sum(bits);
+    if (b == 0) s.subblock_start[0] = 0;
+    s.subblock_start[b + 1] = through;
+  }
+  __syncthreads();
+  const std::uint32_t used = s.used;
+  const std::uint32_t stream_bits = s.subblock_start[kTileSubblocks];
+  const tile_layout l = tile_layout_of(symbols, subblocks, stream_bits, outliers, sizeof(T));
+  if (threadIdx.x == 0) {
+    const bool complete =
+        used == 0 ? elements <= 1 : used == 1 ? s.kraft == (1u << (kMaxCodeLength - 1)) : s.kraft == (1u << kMaxCodeLength);
+    if (!complete) fail(decode_status::bad_codebook);
+    if (l.total > span) fail(decode_status::truncated_tile);
+  }
+  __syncthreads();
+  if (s.status != 0) return static_cast<decode_status>(s.status);
+  outlier_index = l.outlier_index;
+  outlier_values = l.outlier_values;
+
+  // Canonical order and first windows; then the table.
+  if (used >= 2) {
+    for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+      const std::uint32_t len = s.length[sym];
+      if (len == 0) continue;
+      std::uint32_t code = 0, position = 0;
+      for (std::uint32_t k = 1; k <= len; ++k) {
+        code = (code + s.count_of_length[k - 1]) << 1;
+        if (k < len) position += s.count_of_length[k];
+      }
+      for (std::uint32_t o = 0; o < sym; ++o) {
+        const bool same = s.length[o] == len;
+        code += same;
+        position += same;
+      }
+      s.canonical_symbol[position] = static_cast<std::uint16_t>(sym);
+      s.canonical_start[position] = static_cast<std::uint16_t>(code << (kMaxCodeLength - len));
+    }
+    __syncthreads();
+    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) {
+      const std::uint32_t window = __brev(k) >> (32 - kMaxCodeLength);
+      std::uint32_t lo = 0, hi = used - 1;  // the last position whose start <= window
+      while (lo < hi) {
+        const std::uint32_t mid = (lo + hi + 1) / 2;
+        if (s.canonical_start[mid] <= window) lo = mid;
+        else hi = mid - 1;
+      }
+      const std::uint32_t sym = s.canonical_symbol[lo];
+      s.table[k] = static_cast<std::uint16_t>(sym | (static_cast<std::uint32_t>(s.length[sym]) << 9));
+    }
+  } else if (used == 1) {
+    std::uint32_t lone = 0;
+    for (std::uint32_t sym = 0; sym < symbols; ++sym) lone = s.length[sym] != 0 ? sym : lone;
+    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = static_cast<std::uint16_t>(lone);
+  }
+  __syncthreads();
+
+  // Lanes 0-3 of every warp decode one sub-block each.
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t b = (threadIdx.x / 32) * 4 + lane;
+  if (lane < 4 && b < subblocks) {
+    bit_reader r{reinterpret_cast<const std::uint32_t*>(tile + l.stream), static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4),
+                 0, 0, 0};
+    const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
+    r.start(begin);
+    std::uint32_t at = begin;
+    bool bad = false;
+    const std::uint32_t first = b * kSubblockElements;
+    const std::uint32_t last = min(elements, first + kSubblockElements);
+    if (first == 0) staged(stages, 0) = 0;
+    for (std::uint32_t e = first == 0 ? 1 : first; e < last; ++e) {
+      const std::uint32_t entry = s.table[r.buffer & ((1u << kMaxCodeLength) - 1)];
+      const std::uint32_t len = entry >> 9;
+      std::uint32_t z = entry & 0x1FFu;
+      r.take(len);
+      at += len;
+      if (z >= literals) {
+        const std::uint32_t width = class_width(z, literals);
+        const std::uint32_t extra = escape_bits(width, literals);
+        const std::uint32_t low = r.take(extra);
+        at += extra;
+        if (width > first_width) {
+          z = (1u << extra) | low;
+        } else {
+          z = literals + low;
+          bad |= bit_width(z) != width;
+        }
+      }
+      bad |= at > end;
+      staged(stages, e) = static_cast<std::int32_t>(z);
+      if (bad) break;
+    }
+    if (bad || at != end) fail(decode_status::corrupt_subblock);
+  }
+  __syncthreads();
+  return static_cast<decode_status>(s.status);
+}
+
+}  // namespace huffman
+}  // namespace kernels
+NCCLZ_END_KERNEL_NAMESPACE
