@@ -3,7 +3,12 @@
 // exits 1 when a decoded value breaks its bound (or a decode fails), 2 on any other error.
 //
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
-//                     [--dtype f32,f16,bf16] [--seed S] [--json FILE] [--quick]
+//                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--seed S]
+//                     [--json FILE] [--quick]
+//
+// --coders runs every case with each listed EntropyCoder (default fixed_length); the `tiles`
+// column says how many tiles of the chunk each mode took (raw/fixed_length/huffman/zero_run), so
+// the Adaptive selector's choices are visible.
 //
 // --dtype runs every f32 input (fields, their concatenation, smooth, noise) as each listed element
 // type, converted (rounded to nearest) on the host; rows of a 16-bit type are named input_f16 or
@@ -38,6 +43,10 @@ using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCode
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
 using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+template <class Strategy>
+using RelC = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<Strategy>>;
+template <class Strategy>
+using AbsC = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<Strategy>>;
 
 // The absolute bound every decoded value keeps sits at bytes 40..48 of the chunk header.
 static_assert(offsetof(ncclz::format::chunk_header, error_bound) == 40);
@@ -49,6 +58,7 @@ struct Options {
   std::string data, json;
   std::vector<double> bounds{1e-2, 1e-3, 1e-4};
   std::vector<std::string> dtypes{"f32"};  // f32, f16, bf16
+  std::vector<std::string> coders{"fixed_length"};  // fixed_length, huffman, adaptive
   int runs = 20;
   std::size_t size_mb = 256;
   std::uint64_t seed = 0;
@@ -66,6 +76,7 @@ struct Row {
   std::uint64_t chunk_bytes = 0, abs_chunk_bytes = 0, violations = 0;
   double bound = 0, eb = 0, eb_host = 0, max_err = 0;
   Timing comp, decomp, comp_abs;
+  std::uint64_t modes[4] = {0, 0, 0, 0};  ///< tiles per tile_mode
 };
 
 struct Context {
@@ -189,6 +200,16 @@ Row run_case(const Context& c, const std::string& name, bool small, const std::v
   NCCLZ_CUDA_TRY(cudaMemcpy(&h, d.chunk, sizeof h, cudaMemcpyDeviceToHost));
   NCCLZ_CUDA_TRY(cudaMemcpy(back.data(), d.out, r.bytes, cudaMemcpyDeviceToHost));
   r.eb = h.error_bound;
+  {  // the tiles' modes: the first byte of each tile
+    std::vector<std::uint32_t> table(h.tile_count);
+    std::vector<std::byte> chunk(r.chunk_bytes);
+    NCCLZ_CUDA_TRY(cudaMemcpy(chunk.data(), d.chunk, r.chunk_bytes, cudaMemcpyDeviceToHost));
+    std::memcpy(table.data(), chunk.data() + sizeof h, table.size() * 4);
+    for (const std::uint32_t t : table) {
+      const auto mode = static_cast<std::uint8_t>(chunk[sizeof h + std::size_t{t} * 8]);
+      if (mode < 4) ++r.modes[mode];
+    }
+  }
   if (r.failure.empty() && r.eb != r.eb_host) {
     char msg[160];
     std::snprintf(msg, sizeof msg, "header error_bound %.17g != bound * host range %.17g", r.eb, r.eb_host);
@@ -220,9 +241,13 @@ std::string cell(const Context& c, std::size_t bytes, Timing t) {
 void print_row(const Context& c, const Row& r) {
   const std::string name = r.input + (r.small ? "*" : "");
   const double ratio = r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0;
-  std::printf("%-34s %8.2f %7.0e %8.2f %13s %13s %13s %10.3e %10.3e %5llu\n", name.c_str(), r.bytes / kMiB, r.bound,
-              ratio, cell(c, r.bytes, r.comp).c_str(), cell(c, r.bytes, r.decomp).c_str(),
-              cell(c, r.bytes, r.comp_abs).c_str(), r.max_err, r.eb, static_cast<unsigned long long>(r.violations));
+  char tiles[48];
+  std::snprintf(tiles, sizeof tiles, "%llu/%llu/%llu/%llu", static_cast<unsigned long long>(r.modes[0]),
+                static_cast<unsigned long long>(r.modes[1]), static_cast<unsigned long long>(r.modes[2]),
+                static_cast<unsigned long long>(r.modes[3]));
+  std::printf("%-34s %-12s %8.2f %7.0e %8.2f %13s %13s %13s %10.3e %10.3e %5llu %s\n", name.c_str(), r.coder.c_str(),
+              r.bytes / kMiB, r.bound, ratio, cell(c, r.bytes, r.comp).c_str(), cell(c, r.bytes, r.decomp).c_str(),
+              cell(c, r.bytes, r.comp_abs).c_str(), r.max_err, r.eb, static_cast<unsigned long long>(r.violations), tiles);
   if (!r.failure.empty()) std::printf("  !! %s: %s\n", r.input.c_str(), r.failure.c_str());
   std::fflush(stdout);
 }
@@ -251,6 +276,8 @@ void write_json(const std::string& path, const Context& c, const std::vector<std
       << jtiming(c, "comp", r.bytes, r.comp) << jtiming(c, "decomp", r.bytes, r.decomp)
       << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << ", \"max_err\": " << json_number(r.max_err)
       << ", \"eb\": " << json_number(r.eb) << ", \"eb_host\": " << json_number(r.eb_host) << ", \"violations\": " << r.violations
+      << ", \"tiles\": {\"raw\": " << r.modes[0] << ", \"fixed_length\": " << r.modes[1] << ", \"huffman\": " << r.modes[2]
+      << ", \"zero_run\": " << r.modes[3] << "}"
       << ", \"failure\": " << (r.failure.empty() ? "null" : json_string(r.failure)) << "}" << (i + 1 < rows.size() ? ",\n" : "\n");
   }
   f << "]\n";
@@ -347,7 +374,13 @@ void bench_input(const Context& c, const Options& o, const std::string& name, bo
   DeviceBuffers<T> d(host);
   std::vector<T> back(host.size());
   const double range = finite_range(host);
-  for (const double b : o.bounds) emit(run_case<RelFL, AbsFL>(c, name, small, host, back, d, b, range));
+  for (const double b : o.bounds) {
+    for (const std::string& coder : o.coders) {
+      if (coder == "huffman") emit(run_case<RelC<ncclz::Huffman>, AbsC<ncclz::Huffman>>(c, name, small, host, back, d, b, range));
+      else if (coder == "adaptive") emit(run_case<RelC<ncclz::Adaptive>, AbsC<ncclz::Adaptive>>(c, name, small, host, back, d, b, range));
+      else emit(run_case<RelFL, AbsFL>(c, name, small, host, back, d, b, range));
+    }
+  }
   if (with_raw) emit(run_case<RelRaw, AbsRaw>(c, name + "[raw]", small, host, back, d, o.bounds.front(), range));
 }
 
@@ -373,9 +406,10 @@ void bench_dtypes(const Context& c, const Options& o, const std::string& name, b
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
-               "                         [--dtype f32,f16,bf16] [--json FILE] [--quick]\n"
+               "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--json FILE] [--quick]\n"
                "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
-               "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32)\n");
+               "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32;\n"
+               "  --coders: EntropyCoder of each case, default fixed_length)\n");
   std::exit(rc);
 }
 
@@ -408,6 +442,10 @@ Options parse(int argc, char** argv) {
       o.bounds.clear();
       for (const std::string& b : split_commas(value())) o.bounds.push_back(std::stod(b));
       bounds = true;
+    } else if (a == "--coders") {
+      o.coders = split_commas(value());
+      for (const std::string& t : o.coders)
+        if (t != "fixed_length" && t != "huffman" && t != "adaptive") usage(2);
     } else if (a == "--dtype") {
       o.dtypes = split_commas(value());
       for (const std::string& t : o.dtypes)
@@ -441,7 +479,7 @@ int run(int argc, char** argv) {
   std::printf("# GPU %d: %s, %d SMs, cc %d.%d, %.1f GiB, L2 %.0f MiB | CUDA runtime %d.%d, driver %d.%d\n", dev, prop.name,
               prop.multiProcessorCount, prop.major, prop.minor, prop.totalGlobalMem / (kMiB * 1024), prop.l2CacheSize / kMiB,
               rt / 1000, rt % 1000 / 10, drv / 1000, drv % 1000 / 10);
-  std::printf("# codec Quantizer<rel>+EntropyCoder<fixed_length>; median of %d runs after %d warm-ups; large inputs %zu MiB; "
+  std::printf("# codec Quantizer<rel>+EntropyCoder<coder>; median of %d runs after %d warm-ups; large inputs %zu MiB; "
               "seed 0x%016llx\n", o.runs, kWarmups, o.size_mb, static_cast<unsigned long long>(o.seed));
   if (o.data.empty()) std::printf("# no --data: main job on the embedded default, generated inputs only (smooth, noise, smooth_f64)\n");
 
@@ -464,8 +502,8 @@ int run(int argc, char** argv) {
 
   std::vector<Row> rows;
   auto emit = [&](Row r) { print_row(c, r), rows.push_back(std::move(r)); };
-  std::printf("%-34s %8s %7s %8s %13s %13s %13s %10s %10s %5s\n", "input", "MiB", "bound", "ratio", "comp_GB/s",
-              "decomp_GB/s", "comp_abs_GB/s", "max_err", "eb", "viol");
+  std::printf("%-34s %-12s %8s %7s %8s %13s %13s %13s %10s %10s %5s %s\n", "input", "coder", "MiB", "bound", "ratio",
+              "comp_GB/s", "decomp_GB/s", "comp_abs_GB/s", "max_err", "eb", "viol", "tiles(r/f/h/z)");
   if (!o.data.empty()) {
     const std::vector<Field> fields = load_fields(o.data);
     std::size_t total = 0;
