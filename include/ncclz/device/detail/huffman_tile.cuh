@@ -351,8 +351,9 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
     held += s.emitted[sym];
     flush(false);
     if (z >= literals) {
-      acc |= static_cast<std::uint64_t>(escape_value(z, literals)) << held;
-      held += escape_bits(bit_width(z), literals);
+      const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
+      acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
+      held += bits;
       flush(false);
     }
   }
