@@ -41,12 +41,16 @@ finish() {
 trap finish EXIT
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$logs/gpu.txt" 2>&1
-build=/tmp/b
-grads=/tmp/grads
-step setup 40 meson setup "$build" -Dcatch2_dir="$PWD/../../.deps" -Dgpu_arch=sm_90 --buildtype=release || {
-  tail -30 "$logs/setup.log"
-  exit 1
-}
+build=/tmp/ncclz-lossless-build  # its own: a warm machine may hold other trees' builds
+grads=/tmp/ncclz-lossless-grads
+catch2=$(cd ../.. 2>/dev/null && pwd)/.deps
+[ -f "$catch2/catch2/catch.hpp" ] || catch2=$PWD/.deps
+if [ ! -f "$build/build.ninja" ]; then
+  step setup 40 meson setup "$build" -Dcatch2_dir="$catch2" -Dgpu_arch=sm_90 --buildtype=release || {
+    tail -30 "$logs/setup.log"
+    exit 1
+  }
+fi
 # Gradients on the GPU while the CPU compiles.
 (timeout 120 python3 tools/make_gradients.py "$grads" --steps 20 >"$logs/make_gradients.log" 2>&1; echo "rc=$?" >>"$logs/make_gradients.log") &
 grad_pid=$!

@@ -190,14 +190,16 @@ struct Quantizer {
 /// double cannot fit a 32-bit code, so every double is an outlier and its tiles come out raw: an
 /// exact pass-through (the chunk costs its headers, ~16 B per 8192 values, and saves nothing).
 ///
-/// The mapping (measured with the host references on gradients, docs/format.md "Quantizer"):
+/// The mapping (measured with the host references, docs/format.md "Quantizer" and "Lossless ratios"):
 /// with `mag` the bits without the sign and `s` the sign bit, code = (mag << 1) | s, as 32 bits
 /// (16-bit types: zero-extended, so codes of 0..65535). Why:
 ///   - Tiles code deltas of consecutive codes. Gradients change sign from one value to the next
 ///     about half the time; with the sign in the low bit, x and -x are one code apart and a delta
 ///     costs the magnitudes' difference plus one bit. Codes ordered like the values (-mag-1 for a
-///     negative) make every sign change a delta of about 2 x mag: ~31 bits for fp32 (measured:
-///     a ratio of 1.0 on gradients, against 1.1-1.2 here).
+///     negative) make every sign change a delta of about 2 x mag: ~31 bits for fp32. On
+///     gradient-like data (ncclz-lossless-study --synthetic) fixed-length tiles came out 1.24x
+///     smaller (fp32) and 1.43x (bf16) with this mapping, 1.09x and 1.08x with ordered codes or
+///     the raw bits; host Huffman tiles 1.27x / 1.50x against at most 1.17x / 1.25x.
 ///   - Exponent above mantissa: values of similar size have close codes (the delta is mostly
 ///     mantissa bits, the width follows the binades a block spans); the mantissa above would make
 ///     every delta 32 bits wide.
