@@ -54,7 +54,8 @@ fi
 # Gradients on the GPU while the CPU compiles.
 (timeout 120 python3 tools/make_gradients.py "$grads" --steps 20 >"$logs/make_gradients.log" 2>&1; echo "rc=$?" >>"$logs/make_gradients.log") &
 grad_pid=$!
-step build 110 ninja -C "$build" -j16 test/cluster/test_lossless benchmarks/ncclz-codec-bench benchmarks/ncclz-lossless-study
+step build 110 ninja -C "$build" -j16 test/cluster/test_lossless benchmarks/ncclz-codec-bench benchmarks/ncclz-lossless-study \
+  test/cluster/test_collectives
 build_rc=$?
 # The device codec tests are the longest compile: built behind the runs below, run last if in time.
 gpu_limit=$(($(left) - 30))
@@ -82,4 +83,7 @@ if [ -x "$build/test/gpu_tests" ]; then
   step gpu_tests 30 "$build/test/gpu_tests" "[lossless]"
   tail -5 "$logs/gpu_tests.log"
 fi
+# The other codecs' collectives, unchanged by the lossless path: if there is time left.
+step collectives_2ranks 60 scripts/emulated_cluster.sh -n 2 --timeout 55 -- "$build/test/cluster/test_collectives"
+tail -3 "$logs/collectives_2ranks.log"
 cat "$logs/summary.txt"

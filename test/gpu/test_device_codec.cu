@@ -313,7 +313,8 @@ namespace {
 using LosslessFL = ncclz::Codec<ncclz::Quantizer<ncclz::Lossless>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using LosslessRaw = ncclz::Codec<ncclz::Quantizer<ncclz::Lossless>, ncclz::EntropyCoder<ncclz::Raw>>;
 
-/// Gradient-like values (Gaussian, per-256 scales over three decades, a tenth exactly 0) or
+/// Gradient-like values (Gaussian, per-256 scales over three decades, a tenth of the 256-blocks
+/// exactly 0: zeros scattered among nonzero values cost full-width deltas) or
 /// random bit patterns (every NaN payload, subnormal and -0.0 there is, in time), for the
 /// lossless codec; NaN 0x7FFFFFFE (the fp32 pattern quantize refuses) is planted too.
 template <class T>
@@ -327,8 +328,8 @@ std::vector<T> lossless_input(bool random_bits, std::size_t n, std::mt19937_64& 
       std::memcpy(static_cast<void*>(&v[i]), &b, sizeof(T));
       continue;
     }
-    if (i % 256 == 0) scale = std::pow(10.0, -5.0 + 3.0 * static_cast<double>(rng() % 1000) / 1000.0);
-    v[i] = from_double<T>(rng() % 10 == 0 ? 0.0 : scale * normal(rng));
+    if (i % 256 == 0) scale = rng() % 10 == 0 ? 0.0 : std::pow(10.0, -5.0 + 3.0 * static_cast<double>(rng() % 1000) / 1000.0);
+    v[i] = from_double<T>(scale * normal(rng));
   }
   if constexpr (std::is_same_v<T, float>) {
     if (n > 5) {
@@ -365,7 +366,9 @@ TEMPLATE_TEST_CASE("device lossless codec: the host's bytes, and every value's b
       codec.check();
       const std::vector<T> out = download(d_out.ptr, n);
       REQUIRE(std::memcmp(out.data(), in.data(), n * sizeof(T)) == 0);
-      if (!random_bits && n > 8192 && sizeof(T) <= 4) REQUIRE(size < n * sizeof(T));  // gradients do compress
+      if (Codec::coder::codes_tiles && !random_bits && n > 8192 && sizeof(T) <= 4) {
+        REQUIRE(size < n * sizeof(T));  // gradients do compress
+      }
     }
   }
   ncclz::Compressor<Codec, T> codec(16);
