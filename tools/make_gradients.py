@@ -140,7 +140,7 @@ def run(name, make, batch_fn, dtype, steps, seed, device):
         parts.append(gr)
         layout.append(f"{pname}:{offset}:{gr.numel()}")
         offset += gr.numel()
-    return torch.cat(parts), float(loss), layout
+    return torch.cat(parts), loss.detach().item(), layout
 
 
 def write(path, grads):
