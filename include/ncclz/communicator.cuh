@@ -17,6 +17,10 @@
 //   sum: within `bound` of the exact sum (each rank quantizes with bound / nranks), plus the half
 //        ulp the result rounds by in T;
 //   min, max: within `bound` of the exact min / max (quantization is monotone).
+// With Quantizer<Lossless> (bound 0) results are exact: moved values keep their bits, and
+// reductions are done on decoded values in rank order 0..n-1 in compute_t<T>, rounded to T once,
+// bit-identical to an uncompressed reduction in that order (lossless_reduction; direct schedule
+// only, never NCCL's fallback). docs/collectives.md says more.
 // RelBound is relative to the finite value range of all ranks' inputs (the root's for broadcast),
 // found on the device and merged across ranks with one 16-byte ncclAllReduce. Elements where a
 // rank's value was NaN, Inf or too large for a code are combined in T, so NaN and Inf reach the
