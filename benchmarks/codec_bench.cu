@@ -5,10 +5,15 @@
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
 //                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--seed S]
 //                     [--json FILE] [--quick]
+//   ncclz-codec-bench --lossless DIR [--runs 20]
 //
 // --coders runs every case with each listed EntropyCoder (default fixed_length); the `tiles`
 // column says how many tiles of the chunk each mode took (raw/fixed_length/huffman/zero_run), so
 // the Adaptive selector's choices are visible.
+//
+// --lossless DIR runs only the lossless codec (Quantizer<Lossless>, FixedLength) on every raw array
+// DIR/*.f32, *.bf16, *.f16 (tools/make_gradients.py writes gradients so): ratio, throughput, and
+// a bit-for-bit check of the round trip (exit 1 if a bit is lost).
 //
 // --dtype runs every f32 input (fields, their concatenation, smooth, noise) as each listed element
 // type, converted (rounded to nearest) on the host; rows of a 16-bit type are named input_f16 or
@@ -55,7 +60,7 @@ constexpr int kWarmups = 3;
 constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Options {
-  std::string data, json;
+  std::string data, json, lossless;  // lossless: a folder of raw arrays for the lossless codec only
   std::vector<double> bounds{1e-2, 1e-3, 1e-4};
   std::vector<std::string> dtypes{"f32"};  // f32, f16, bf16
   std::vector<std::string> coders{"fixed_length"};  // fixed_length, huffman, adaptive
@@ -407,6 +412,7 @@ void bench_dtypes(const Context& c, const Options& o, const std::string& name, b
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
                "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--json FILE] [--quick]\n"
+               "       ncclz-codec-bench --lossless DIR [--runs N]   (lossless codec on DIR/*.f32, *.bf16, *.f16)\n"
                "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
                "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32;\n"
                "  --coders: EntropyCoder of each case, default fixed_length)\n");
@@ -433,6 +439,7 @@ Options parse(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "--data") o.data = value();
+    else if (a == "--lossless") o.lossless = value();
     else if (a == "--json") o.json = value();
     else if (a == "--runs") o.runs = std::stoi(value()), runs = true;
     else if (a == "--size-mb") o.size_mb = std::stoul(value()), size = true;
@@ -464,6 +471,90 @@ Options parse(int argc, char** argv) {
   for (const double b : o.bounds)
     if (!(b > 0.0) || !std::isfinite(b)) throw std::runtime_error("bounds must be finite and > 0");
   return o;
+}
+
+// --- lossless (--lossless DIR) ------------------------------------------------------------------
+template <class Strategy>
+using LosslessC = ncclz::Codec<ncclz::Quantizer<ncclz::Lossless>, ncclz::EntropyCoder<Strategy>>;
+
+struct LosslessTotal {
+  std::uint64_t in = 0, out = 0;
+};
+
+/// One array: the lossless chunk's ratio, compress and decompress throughput, and whether the
+/// decoded bits are the input's. Returns false when they are not.
+template <class LosslessFL, class T>
+bool lossless_row(const Context& c, const std::string& name, const std::vector<T>& host, LosslessTotal& total) {
+  DeviceBuffers<T> b(host);
+  const Timing comp = time_op(c, [&] {
+    ncclz::device::compress<LosslessFL>(b.ws, b.ws_bytes, b.in, b.n, b.chunk, b.cap, b.size, 0.0, c.stream);
+  }, [] {});
+  std::uint64_t size = 0;
+  NCCLZ_CUDA_TRY(cudaMemcpy(&size, b.size, sizeof size, cudaMemcpyDeviceToHost));
+  NCCLZ_CUDA_TRY(cudaMemset(b.out, 0xFF, b.n * sizeof(T)));
+  const Timing decomp = time_op(c, [&] {
+    ncclz::device::decompress<LosslessFL>(b.ws, b.ws_bytes, b.chunk, size, b.out, b.n, c.stream);
+  }, [] {});
+  ncclz::device::throw_if_decode_failed(b.ws, c.stream);
+  std::vector<T> out(b.n);
+  NCCLZ_CUDA_TRY(cudaMemcpy(out.data(), b.out, b.n * sizeof(T), cudaMemcpyDeviceToHost));
+  const bool same = std::memcmp(out.data(), host.data(), b.n * sizeof(T)) == 0;
+  const std::size_t bytes = b.n * sizeof(T);
+  std::printf("%-44s %-12s %-5s %10zu %8.3f %8.4f %12.1f %12.1f %s\n", name.c_str(), LosslessFL::coder::name,
+              sizeof(T) == 4 ? "f32" : std::is_same_v<T, __half> ? "f16" : "bf16", b.n, bytes / kMiB,
+              size ? double(bytes) / double(size) : 0.0, gbps(bytes, comp.med_ms), gbps(bytes, decomp.med_ms),
+              same ? "yes" : "NO");
+  total.in += bytes;
+  total.out += size;
+  return same;
+}
+
+/// --lossless DIR: every DIR/*.f32, *.bf16 and *.f16 (raw little-endian, tools/make_gradients.py),
+/// through Codec<Quantizer<Lossless>, EntropyCoder<coder>> for each of --coders. Returns 1 if a round
+/// trip lost a bit.
+int bench_lossless(const Context& c, const std::string& dir, const std::vector<std::string>& coders) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    const std::string ext = e.path().extension().string();
+    if (ext == ".f32" || ext == ".bf16" || ext == ".f16") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  if (files.empty()) throw std::runtime_error("--lossless " + dir + ": no .f32, .bf16 or .f16 files");
+  std::printf("# lossless: Quantizer<lossless>+EntropyCoder<coder>, median of %d runs; bit_exact: decoded bits == input\n",
+              c.runs);
+  std::printf("%-44s %-12s %-5s %10s %8s %8s %12s %12s %s\n", "input", "coder", "type", "values", "MiB", "ratio", "comp_GB/s",
+              "decomp_GB/s", "bit_exact");
+  bool ok = true;
+  for (const std::string& coder : coders) {
+  LosslessTotal f32, b16, f16;
+  for (const auto& path : files) {
+    std::ifstream f(path, std::ios::binary);
+    const std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    const auto load = [&]<class T>(T) {
+      std::vector<T> v(raw.size() / sizeof(T));
+      std::memcpy(static_cast<void*>(v.data()), raw.data(), v.size() * sizeof(T));
+      return v;
+    };
+    const std::string ext = path.extension().string(), name = path.filename().string();
+    const auto row = [&]<class Codec, class T>(std::vector<T> v, LosslessTotal& total) {
+      ok &= lossless_row<Codec>(c, name, v, total);
+    };
+    const auto rows = [&]<class Codec>() {
+      if (ext == ".f32") row.template operator()<Codec>(load(0.0f), f32);
+      else if (ext == ".bf16") row.template operator()<Codec>(load(__nv_bfloat16{}), b16);
+      else row.template operator()<Codec>(load(__half{}), f16);
+    };
+    if (coder == "huffman") rows.template operator()<LosslessC<ncclz::Huffman>>();
+    else if (coder == "adaptive") rows.template operator()<LosslessC<ncclz::Adaptive>>();
+    else rows.template operator()<LosslessC<ncclz::FixedLength>>();
+  }
+  for (const auto& [label, t] : {std::pair{"all f32", f32}, std::pair{"all bf16", b16}, std::pair{"all f16", f16}}) {
+    if (t.in) std::printf("%-44s %-12s ratio %.4f (%.3f MiB -> %.3f MiB)\n", label, coder.c_str(), double(t.in) / double(t.out),
+                          t.in / kMiB, t.out / kMiB);
+  }
+  }
+  std::printf("%s: lossless round trips %s\n", ok ? "OK" : "FAILED", ok ? "bit-exact" : "LOST BITS");
+  return ok ? 0 : 1;
 }
 
 int run(int argc, char** argv) {
@@ -499,6 +590,7 @@ int run(int argc, char** argv) {
   NCCLZ_CUDA_TRY(cudaFree(src));
   NCCLZ_CUDA_TRY(cudaFree(dst));
   c.roof_gbps = gbps(2 * big, roof.med_ms);
+  if (!o.lossless.empty()) return bench_lossless(c, o.lossless, o.coders);
 
   std::vector<Row> rows;
   auto emit = [&](Row r) { print_row(c, r), rows.push_back(std::move(r)); };

@@ -17,6 +17,10 @@
 //   sum: within `bound` of the exact sum (each rank quantizes with bound / nranks), plus the half
 //        ulp the result rounds by in T;
 //   min, max: within `bound` of the exact min / max (quantization is monotone).
+// With Quantizer<Lossless> (bound 0) results are exact: moved values keep their bits, and
+// reductions are done on decoded values in rank order 0..n-1 in compute_t<T>, rounded to T once,
+// bit-identical to an uncompressed reduction in that order (lossless_reduction; direct schedule
+// only, never NCCL's fallback). docs/collectives.md says more.
 // RelBound is relative to the finite value range of all ranks' inputs (the root's for broadcast),
 // found on the device and merged across ranks with one 16-byte ncclAllReduce. Elements where a
 // rank's value was NaN, Inf or too large for a code are combined in T, so NaN and Inf reach the
@@ -294,6 +298,10 @@ class Communicator {
     const code_reduction red = reduction_for(fn, op, bound);
     check_buffers(fn, send, recv, count, count, bound);
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    if constexpr (kLossless) {
+      return lossless_reduction<T>(fn, schedule::collective::allreduce, send, recv, count, schedule::segments(count, nranks_), op,
+                                   /*root=*/-1, /*scatter=*/false, stream);
+    }
     const schedule::algorithm algo = algorithm_for(schedule::collective::allreduce, count * sizeof(T));
     const route how = route_for<T>(schedule::collective::allreduce, count, stream);
     if (how.nccl) {
@@ -315,6 +323,10 @@ class Communicator {
     check_buffers(fn, send, rank_ == root ? recv : send, count, count, bound);
     if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
       detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
+    }
+    if constexpr (kLossless) {
+      return lossless_reduction<T>(fn, schedule::collective::reduce, send, recv, count, schedule::segments(count, nranks_), op, root,
+                                   /*scatter=*/false, stream);
     }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce, count * sizeof(T));
     const route how = route_for<T>(schedule::collective::reduce, count, stream);
@@ -339,6 +351,12 @@ class Communicator {
     if (recv != send + static_cast<std::size_t>(rank_) * recvcount && overlaps(send, count, recv, recvcount)) {
       detail::throw_invalid(fn, "recv overlaps send other than in place (recv == send + rank * recvcount)");
     }
+    std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
+    for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
+    if constexpr (kLossless) {
+      return lossless_reduction<T>(fn, schedule::collective::reduce_scatter, send, recv, count, seg, op, /*root=*/-1,
+                                   /*scatter=*/true, stream);
+    }
     const schedule::algorithm algo = algorithm_for(schedule::collective::reduce_scatter, count * sizeof(T));
     const route how = route_for<T>(schedule::collective::reduce_scatter, count, stream);
     if (how.nccl) {
@@ -346,8 +364,6 @@ class Communicator {
       info_.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks_ - 1);
       return;
     }
-    std::vector<schedule::segment> seg(static_cast<std::size_t>(nranks_));
-    for (int r = 0; r < nranks_; ++r) seg[r] = {static_cast<std::uint64_t>(r) * recvcount, recvcount};
     reduction<T>(fn, "reduce_scatter", send, recv, count, seg, red, algo, /*root=*/-1, /*scatter=*/true, stream);
   }
 
@@ -1072,6 +1088,88 @@ class Communicator {
       info_.bytes_sent += sent + owner_chunk_bytes * peers;
       set_ratio(seg[me].count * sizeof(T), owner_chunk_bytes);
     }
+  }
+
+  // ---- lossless reductions ----------------------------------------------------------------------
+  static constexpr bool kLossless = Codec::quantizer::id == quantizer_id::lossless;
+
+  /// The schedule of a lossless reduction: direct, whatever the rank count (Auto never picks the
+  /// ring here); a policy that asks for another is refused, since the ring's partial sums would
+  /// fix another order than rank order.
+  schedule::algorithm lossless_algorithm(const char* fn, schedule::collective c, std::uint64_t bytes) const {
+    const schedule::algorithm a = algorithm_for(c, bytes);  // also refuses an aborted communicator
+    if (std::is_same_v<Schedule, schedule::Auto> || a == schedule::algorithm::direct) return schedule::algorithm::direct;
+    detail::throw_invalid(fn, std::string("a lossless reduction runs the direct schedule only (it reduces in rank order 0..n-1 "
+                                          "on each segment's owner); the ") + Schedule::name +
+                                  " schedule asks for " + schedule::name(a) + ": use schedule::Auto or schedule::Direct");
+  }
+
+  /// Reductions with Quantizer<Lossless>, whose codes are bits and cannot be added. Direct
+  /// schedule: each rank compresses, losslessly, the piece of its input every peer owns and sends
+  /// it; each owner decodes the pieces to values and reduces them in rank order 0..n-1, in
+  /// compute_t<T>, rounded to T once (reduce_values_kernel), so the result has the bits of an
+  /// uncompressed reduction in that order. reduce_scatter stops there; allreduce and reduce
+  /// compress each owner's reduced segment losslessly and move it to every rank or to the root,
+  /// as the other reductions do. Never NCCL's own collective (its order is not rank order), at
+  /// any size; one pipeline part.
+  template <class T>
+  void lossless_reduction(const char* fn, schedule::collective c, const T* send, T* recv, std::size_t count,
+                          const std::vector<schedule::segment>& seg, ncclRedOp_t op, int root, bool scatter,
+                          cudaStream_t stream) {
+    const schedule::algorithm algo = lossless_algorithm(fn, c, count * sizeof(T));
+    const int n = nranks_, me = rank_;
+    const std::uint64_t largest = largest_segment(seg);
+    const schedule::segment mine = seg[me];
+    reserve_bytes(max_compressed_bytes<T>(largest), device::workspace_bytes<T>(largest), 2 * n, 2);
+    reserve_reduce<T>(largest * n, largest);  // own_values: the peers' pieces of my segment; acc_values: their reduction
+    auto* pieces = static_cast<T*>(reduce_.own_values);
+    T* reduced = scatter ? recv : static_cast<T*>(reduce_.acc_values);
+    start_call(stream, 2);
+    reset_report(stream);
+    std::uint64_t coded_input = 0;
+    for (int k = 1; k < n; ++k) {  // chunk slots: n + p to peer p, p from peer p (all reads of send come first)
+      const int p = (me + k) % n;
+      device::detail::reset_tile_words(workspace(), seg[p].count, stream);
+      device::detail::launch_encode<Codec>(workspace(), send + seg[p].first, seg[p].count, chunk(n + p), meta_slot(me, p),
+                                           range_keys(), 0.0, stream);
+      coded_input += seg[p].count * sizeof(T);
+    }
+    if (n > 1) bound_source_ = chunk(n + (me + 1) % n);
+    exchange_meta(fn, count, stream);
+    const std::uint64_t sent = exchange_pairwise(0, 0, stream);
+    for (int p = 0; p < n; ++p) {
+      if (p != me) device::detail::launch_decode<Codec>(chunk(p), sent_bytes(p, me), pieces + p * largest, mine.count, report(), stream);
+    }
+    const auto reduce = [&](auto kernel) {
+      kernel<<<grid_for(mine.count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(pieces, largest, n, me, send + mine.first,
+                                                                                       mine.count, reduced);
+    };
+    switch (op) {
+      case ncclMin: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::min_op, T>); break;
+      case ncclMax: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::max_op, T>); break;
+      default: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::sum_op, T>); break;
+    }
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+    std::uint64_t owner_bytes = 0, peers = 0;
+    if (!scatter) {
+      device::detail::reset_tile_words(workspace(), mine.count, stream);
+      device::detail::launch_encode<Codec>(workspace(), reduced, mine.count, chunk(me), meta_slot(me, me, 1), range_keys(), 0.0,
+                                           stream);
+      bound_source_ = chunk(me);
+      exchange_meta(fn, count, stream, 1);
+      exchange_chunks(stream, root, 0, 1);
+      if (root < 0 || me == root) {
+        for (int r = 0; r < n; ++r) {
+          device::detail::launch_decode<Codec>(chunk(r), chunk_size(r, 1), recv + seg[r].first, seg[r].count, report(), stream);
+        }
+      }
+      owner_bytes = chunk_size(me, 1);
+      peers = root < 0 ? static_cast<std::uint64_t>(n - 1) : (me == root ? 0u : 1u);
+    }
+    finish_info(schedule::name(c), algo, count * sizeof(T), stream);
+    info_.bytes_sent += sent + owner_bytes * peers;
+    if (scatter) set_ratio(coded_input, sent);
+    else set_ratio(mine.count * sizeof(T), owner_bytes);
   }
 
   /// What a ring reduce-scatter moved: all bytes this rank sent (payloads and sizes), the coded

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <string>
 
@@ -17,6 +18,15 @@ inline std::string to_string_bytes(std::uint64_t v) { return std::to_string(v) +
 
 template <class Q>
 void validate_bound(const char* function, double bound) {
+  if constexpr (Q::id == quantizer_id::lossless) {
+    // Nothing is quantized: a bound would promise an error the codec never makes, or one it does not keep.
+    if (bound != 0.0) {
+      char got[32];
+      std::snprintf(got, sizeof got, "%g", bound);
+      throw_invalid(function, std::string("the lossless quantizer takes bound 0 (every value is kept bit for bit), got ") + got);
+    }
+    return;
+  }
   if (!(bound > 0.0) || !std::isfinite(bound)) {
     throw_invalid(function, std::string("error bound must be a finite number > 0 (") + Q::name +
                                 " bound), got " + std::to_string(bound));

@@ -136,7 +136,7 @@ using encode_shared = std::conditional_t<Coder::tries_huffman, encode_shared_huf
 /// Registers per thread the encode kernel may use: the entropy modes need more than fixed_length.
 template <class Codec, class T>
 constexpr int encode_min_blocks() {
-  if constexpr (Codec::coder::tries_huffman || Codec::coder::tries_zero_run) return 2;
+  if constexpr (Codec::coder::tries_huffman || Codec::coder::tries_zero_run) return 3;
   else return sizeof(T) <= 4 ? 4 : 3;
 }
 
@@ -619,9 +619,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         if (threadIdx.x == 0) report(r, st, tile);
         return;
       }
-#pragma unroll
-      for (int i = 0; i < 32; ++i)
-        running[i] = static_cast<std::uint32_t>(i) < block_count ? static_cast<std::uint32_t>(stage[lane][i]) : 0u;
+      huffman::load_deltas(s.stage, block_count, running);
     }
   } else {
     if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);

@@ -52,7 +52,7 @@ struct encode_shared {
       std::uint16_t parent[2 * kMaxSymbols];
       std::uint16_t sorted_up[kMaxSymbols];    ///< used symbols by (count, symbol)
       std::uint16_t sorted_down[kMaxSymbols];  ///< used symbols by (count descending, symbol)
-      std::uint16_t length_count[kMaxSymbols + 1];
+      std::uint32_t length_count[kMaxSymbols + 1];
     } build;
   };
   std::uint16_t code[kMaxSymbols];     ///< bit-reversed canonical code
@@ -216,26 +216,44 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   }
   __syncthreads();
   const std::uint32_t m = s.used;
+  for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) s.build.weight[i] = s.counts[s.build.sorted_up[i]];
+  __syncthreads();
   if (threadIdx.x == 0 && m >= 2) {
-    // The host's limited_code_lengths, step for step.
+    // The host's two-queue merge (limited_code_lengths), step for step. The queues' head weights
+    // stay in registers: one shared-memory load per pop on this one thread's critical path.
     auto& b = s.build;
-    for (std::uint32_t i = 0; i < m; ++i) b.weight[i] = s.counts[b.sorted_up[i]];
     std::uint32_t next_leaf = 0, next_merged = m;
+    std::uint32_t leaf_weight = b.weight[0], merged_weight = 0;
     for (std::uint32_t node = m; node < 2 * m - 1; ++node) {
-      std::uint32_t pick[2];
+      std::uint32_t pick[2], sum = 0;
       for (auto& a : pick) {
-        if (next_leaf < m && (next_merged == node || b.weight[next_leaf] <= b.weight[next_merged])) a = next_leaf++;
-        else a = next_merged++;
+        if (next_leaf < m && (next_merged == node || leaf_weight <= merged_weight)) {
+          a = next_leaf++;
+          sum += leaf_weight;
+          leaf_weight = next_leaf < m ? b.weight[next_leaf] : 0u;
+        } else {
+          a = next_merged++;
+          sum += merged_weight;
+          merged_weight = next_merged < node ? b.weight[next_merged] : 0u;
+        }
       }
-      b.weight[node] = b.weight[pick[0]] + b.weight[pick[1]];
+      b.weight[node] = sum;
+      if (next_merged == node) merged_weight = sum;  // the merged queue was empty: this node heads it
       b.parent[pick[0]] = b.parent[pick[1]] = static_cast<std::uint16_t>(node);
     }
-    // Depths, root first (parents come after their children); weight[] now holds depths.
-    b.weight[2 * m - 2] = 0;
-    for (std::uint32_t node = 2 * m - 2; node-- > 0;) {
-      b.weight[node] = b.weight[b.parent[node]] + 1;
-      if (node < m) ++b.length_count[b.weight[node]];
-    }
+  }
+  __syncthreads();
+  // Each leaf's depth: its number of ancestors (the root is node 2m - 2).
+  for (std::uint32_t i = threadIdx.x; i < m && m >= 2; i += kTileThreads) {
+    std::uint32_t depth = 0;
+    for (std::uint32_t node = i; node != 2 * m - 2; node = s.build.parent[node]) ++depth;
+    atomicAdd(&s.build.length_count[depth], 1u);
+  }
+  __syncthreads();
+  if (threadIdx.x == 0 && m >= 2) {
+    // JPEG's length limiting (ITU T.81 K.3): two leaves of the deepest level become one a level
+    // up; a shallower leaf splits into two to make room, so the Kraft sum stays 1.
+    auto& b = s.build;
     for (std::uint32_t deepest = m; deepest > kMaxCodeLength; --deepest) {
       while (b.length_count[deepest] > 0) {
         std::uint32_t j = deepest - 2;
@@ -371,6 +389,10 @@ struct decode_shared {
   std::uint32_t kraft, used, status;
   huffman_header header;
 };
+
+/// Row stride (in words) of the decoded deltas, one row per sub-block: 257 = 1 mod 32 banks.
+inline constexpr std::uint32_t kDeltaRow = kSubblockElements + 1;
+static_assert(kTileSubblocks * kDeltaRow * 4 <= sizeof(warp_stage) * kTileWarps, "the deltas overlay the stage");
 
 /// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0).
 struct bit_reader {
@@ -513,10 +535,12 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   }
   __syncthreads();
 
-  // Lanes 0-3 of every warp decode one sub-block each.
-  const unsigned lane = warp::lane_id();
-  const std::uint32_t b = (threadIdx.x / 32) * 4 + lane;
-  if (lane < 4 && b < subblocks) {
+  // Warp 0 decodes: lane k, sub-block k (a warp whose every lane works issues 8 times fewer
+  // instructions than eight warps of four). The deltas go to a buffer that overlays the stage with
+  // rows of 257 words, so the 32 lanes' stores fall in 32 different banks.
+  std::uint32_t* const deltas = reinterpret_cast<std::uint32_t*>(stages);
+  const std::uint32_t b = threadIdx.x;
+  if (b < 32 && b < subblocks) {
     bit_reader r{reinterpret_cast<const std::uint32_t*>(tile + l.stream), static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4),
                  0, 0, 0};
     const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
@@ -524,9 +548,10 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     std::uint32_t at = begin;
     bool bad = false;
     const std::uint32_t first = b * kSubblockElements;
-    const std::uint32_t last = min(elements, first + kSubblockElements);
-    if (first == 0) staged(stages, 0) = 0;
-    for (std::uint32_t e = first == 0 ? 1 : first; e < last; ++e) {
+    const std::uint32_t count = min(elements - first, kSubblockElements);
+    std::uint32_t* const row = deltas + b * kDeltaRow;
+    if (first == 0) row[0] = 0;
+    for (std::uint32_t i = first == 0 ? 1 : 0; i < count; ++i) {
       const std::uint32_t entry = s.table[r.buffer & ((1u << kMaxCodeLength) - 1)];
       const std::uint32_t len = entry >> 9;
       std::uint32_t z = entry & 0x1FFu;
@@ -545,13 +570,21 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
         }
       }
       bad |= at > end;
-      staged(stages, e) = static_cast<std::int32_t>(z);
+      row[i] = z;
       if (bad) break;
     }
     if (bad || at != end) fail(decode_status::corrupt_subblock);
   }
   __syncthreads();
   return static_cast<decode_status>(s.status);
+}
+
+/// After decode_tile: the zig-zagged deltas of this thread's block (block t = threadIdx.x), 0 past
+/// the tile's end. Call before anything overwrites the stage.
+__device__ __forceinline__ void load_deltas(const warp_stage* stages, std::uint32_t block_count, std::uint32_t (&z)[32]) {
+  const auto* row = reinterpret_cast<const std::uint32_t*>(stages) + (threadIdx.x / 8) * kDeltaRow + (threadIdx.x % 8) * 32;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) z[i] = static_cast<std::uint32_t>(i) < block_count ? row[i] : 0u;
 }
 
 }  // namespace huffman

@@ -81,6 +81,23 @@ __global__ void __launch_bounds__(kElementwiseThreads)
   }
 }
 
+/// Lossless reductions (codes are bits, not numbers): out = x_0 op x_1 op ... op x_{n-1}, left to
+/// right in rank order, in the compute type (float for the 16-bit types), rounded to T once.
+/// Rank r's values are at pieces + r * stride, rank me's at `own`, which may be `out` itself (an
+/// in-place reduce_scatter: each element is read before it is written, by the same thread).
+template <class Op, class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    reduce_values_kernel(const T* __restrict__ pieces, std::uint64_t stride, int nranks, int me, const T* own,
+                         std::uint64_t count, T* out) {
+  using C = compute_t<T>;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    C acc = to_compute(me == 0 ? own[i] : pieces[i]);
+    for (int r = 1; r < nranks; ++r) acc = Op::template values<C>(acc, to_compute(r == me ? own[i] : pieces[r * stride + i]));
+    out[i] = from_compute<T>(acc);
+  }
+}
+
 /// Values of codes (outliers: their values), each rounded once.
 template <class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
