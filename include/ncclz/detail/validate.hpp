@@ -10,6 +10,7 @@
 
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
+#include "ncclz/quantizer.hpp"
 
 namespace ncclz::detail {
 
@@ -17,6 +18,13 @@ inline std::string to_string_bytes(std::uint64_t v) { return std::to_string(v) +
 
 template <class Q>
 void validate_bound(const char* function, double bound) {
+  if constexpr (is_blockwise_v<Q>) {
+    if (bound != 0.0 && bound != static_cast<double>(Q::bits)) {
+      throw_invalid(function, std::string("the bound of ") + Q::name + " must be its bit count " + std::to_string(Q::bits) +
+                                  " (or 0), got " + std::to_string(bound) + ": FixedRate steps come from the data");
+    }
+    return;
+  }
   if (!(bound > 0.0) || !std::isfinite(bound)) {
     throw_invalid(function, std::string("error bound must be a finite number > 0 (") + Q::name +
                                 " bound), got " + std::to_string(bound));
