@@ -29,6 +29,8 @@ void for_each_builtin_codec(F&& f) {
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Raw>>>();
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Raw>>>();
+  f.template operator()<Codec<Quantizer<FixedRate<8>>, EntropyCoder<FixedLength>>>();
+  f.template operator()<Codec<Quantizer<FixedRate<4>>, EntropyCoder<FixedLength>>>();
 }
 
 }  // namespace ncclz

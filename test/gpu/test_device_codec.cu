@@ -31,7 +31,7 @@ using ncclz_test::from_double;
 using ncclz_test::limits;
 using ncclz_test::to_double;
 
-enum class shape { smooth, noisy, constant, spiky, special, overflow };
+enum class shape { smooth, noisy, constant, spiky, special, overflow, blocky };
 
 const char* name_of(shape s) {
   switch (s) {
@@ -41,6 +41,7 @@ const char* name_of(shape s) {
     case shape::spiky: return "spiky";
     case shape::special: return "nan_inf";
     case shape::overflow: return "overflow";
+    case shape::blocky: return "blocky";
   }
   return "?";
 }
@@ -61,6 +62,9 @@ std::vector<T> make_input(shape s, std::size_t n, std::mt19937_64& rng) {
       case shape::spiky: v[i] = from_double<T>(std::sin(i * 1e-2) + (rng() % 997 == 0 ? 1e4 * uniform(rng) : 0.0)); break;
       case shape::special: v[i] = from_double<T>(std::sin(i * 1e-2) + walk); break;
       case shape::overflow: v[i] = from_double<T>(1e12 * uniform(rng)); break;  // Inf for __half
+      case shape::blocky:  // gradient-like: a scale per 1024 values, some blocks all zero
+        v[i] = (i / 1024) % 5 == 3 ? from_double<T>(0.0) : from_double<T>(normal(rng) * std::ldexp(1.0, static_cast<int>((i / 1024) * 7 % 17) - 8));
+        break;
     }
   }
   if (s == shape::special) {
@@ -115,7 +119,7 @@ void require_device_matches_host(const std::vector<T>& in, double bound) {
   const std::vector<std::byte> host_chunk = ncclz::host::compress<Codec>(std::span<const T>(in), bound);
 
   ncclz::Compressor<Codec, T> codec(n);
-  const std::size_t capacity = ncclz::max_compressed_bytes<T>(n);
+  const std::size_t capacity = ncclz::max_compressed_bytes<T, Codec>(n);
   device_buffer<T> d_in(n), d_out(n);
   device_buffer<std::byte> d_chunk(capacity);
   upload(d_in.ptr, in);
@@ -149,8 +153,59 @@ using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCode
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelRaw = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Raw>>;
 using AbsRaw = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Raw>>;
+using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 
 }  // namespace
+
+TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference: FixedRate", "[gpu][codec][fixed_rate]",
+                   (combo<Fixed8, float>), (combo<Fixed8, double>), (combo<Fixed8, __half>), (combo<Fixed8, __nv_bfloat16>),
+                   (combo<Fixed4, float>), (combo<Fixed4, double>), (combo<Fixed4, __half>), (combo<Fixed4, __nv_bfloat16>)) {
+  using Codec = typename TestType::codec;
+  using T = typename TestType::value;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025},
+                              std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
+    for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow,
+                          shape::blocky}) {
+      for (const double bound : {static_cast<double>(Codec::quantizer::bits), 0.0}) {
+        CAPTURE(n, name_of(s), bound);
+        require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
+      }
+    }
+  }
+}
+
+TEST_CASE("device FixedRate: a bad step table or bound is rejected", "[gpu][codec][fixed_rate]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<float> in = make_input<float>(shape::blocky, 3 * 8192 + 100, rng);
+  const std::vector<std::byte> good = ncclz::host::compress<Fixed8>(std::span<const float>(in), 8);
+  ncclz::Compressor<Fixed8, float> codec(in.size());
+  device_buffer<std::byte> d_chunk(good.size());
+  device_buffer<float> d_out(in.size());
+  const std::uint64_t steps = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(4);
+  for (const float bad : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    CAPTURE(bad);
+    std::vector<std::byte> c = good;
+    std::memcpy(c.data() + steps + 4 * 9, &bad, 4);
+    upload(d_chunk.ptr, c);
+    codec.decompress(d_chunk.ptr, c.size(), d_out.ptr, in.size());
+    REQUIRE_THROWS_WITH(codec.check(), Catch::Contains("step table"));
+  }
+  upload(d_chunk.ptr, good);
+  codec.decompress(d_chunk.ptr, good.size(), d_out.ptr, in.size());
+  REQUIRE_NOTHROW(codec.check());
+  device_buffer<float> d_in(in.size());
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, in.size(), d_chunk.ptr, good.size(), 1e-3), ncclz::invalid_argument);
+  // Too small for the step table: max_compressed_bytes<T> without the Codec.
+  const std::size_t without_steps = ncclz::max_compressed_bytes<float>(in.size());
+  device_buffer<std::byte> d_small(without_steps);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, in.size(), d_small.ptr, without_steps, 8), ncclz::invalid_argument);
+}
 
 TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][codec]", (combo<RelFL, float>),
                    (combo<RelFL, double>), (combo<RelFL, __half>), (combo<RelFL, __nv_bfloat16>), (combo<AbsFL, float>),

@@ -2,7 +2,9 @@
 //
 // It is the oracle for the device codec: a stream either side writes decodes bit-exactly on the
 // other. It shares the quantizer (ncclz/quantizer.hpp) and the format constants with the device
-// code and nothing else, so a packing bug on one side shows up as a mismatch.
+// code and nothing else, so a packing bug on one side shows up as a mismatch. A blockwise quantizer
+// (FixedRate) gets a step per scale block from block_maxima, written to the step table after the
+// tile table (docs/format.md, "Step table").
 #pragma once
 
 #include <algorithm>
