@@ -170,7 +170,10 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference: FixedRate
                               std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
     for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow,
                           shape::blocky}) {
+      const bool large = n > 100000;  // the host reference takes a while: fewer cases there
+      if (large && s != shape::smooth && s != shape::special && s != shape::blocky) continue;
       for (const double bound : {static_cast<double>(Codec::quantizer::bits), 0.0}) {
+        if (large && bound == 0.0) continue;
         CAPTURE(n, name_of(s), bound);
         require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
       }

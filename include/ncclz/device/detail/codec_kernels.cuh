@@ -152,7 +152,8 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
   if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
   p = header_params<Q>(p, scales);  // blockwise: the largest block's; blocks use their own below
-  const std::uint64_t table = format::table_bytes(tiles) + step_table_bytes<Q, T>(count);  // tiles follow the step table
+  const std::uint64_t table = format::table_bytes(tiles);
+  const std::uint64_t tiles_begin = table + step_table_bytes<Q, T>(count);  // tiles follow the step table (fixed_rate)
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (tile == 0 && threadIdx.x == 0) {
     header->magic = format::kMagic;
@@ -247,7 +248,7 @@ __global__ void __launch_bounds__(kTileThreads, sizeof(T) <= 4 ? 4 : 3) encode_k
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
     if (lane == 0) {
-      const std::uint64_t offset = table + before;  // from the end of the header
+      const std::uint64_t offset = tiles_begin + before;  // from the end of the header
       reinterpret_cast<std::uint32_t*>(out + sizeof(format::chunk_header))[tile] = static_cast<std::uint32_t>(offset / 8);
       s.tile_begin = sizeof(format::chunk_header) + offset;
       if (tile == tiles - 1) {
