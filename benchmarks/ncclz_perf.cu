@@ -484,7 +484,7 @@ class bench {
         .add("speedup", r.speedup())
         .add("ratio", r.ratio())
         .add("bound", r.largest(&rank_report::error_bound))
-        .add("bound_mode", o_.mode == perf::bound_mode::rel ? "rel" : "abs")
+        .add("bound_mode", perf::name(o_.mode))
         .add("requested_bound", o_.bound)
         .add("coder", r.coder)
         .add("schedule", r.schedule)
@@ -522,7 +522,7 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
       .add("type", o.dtype)
       .add("redop", perf::name(o.op))
       .add("root", static_cast<double>(o.root))
-      .add("bound_mode", o.mode == perf::bound_mode::rel ? "rel" : "abs")
+      .add("bound_mode", perf::name(o.mode))
       .add("bound", o.bound)
       .add("coder", o.coder)
       .add("schedule", o.schedule)
@@ -590,7 +590,7 @@ int run_with(const perf::options& o, ncclz::cluster_comm& cc, const perf::input_
   std::FILE* json = nullptr;
   if (cc.rank() == 0) {
     std::printf("# ncclz-perf: %d ranks, %s, %s %g, coder %s, fallback below %s, %s\n", cc.nranks(), perf::element<T>::name,
-                o.mode == perf::bound_mode::rel ? "REL" : "ABS", o.bound, o.coder.c_str(),
+                perf::name(o.mode), o.bound, o.coder.c_str(),
                 o.fallback_below ? (std::to_string(*o.fallback_below) + " B").c_str() : "the library's default",
                 in.describe().c_str());
     std::printf("# NCCL %s; time: median of %d after %d warm-ups, slowest rank; out of place\n", nccl_version().c_str(), o.iters,
@@ -618,7 +618,7 @@ int run(const perf::options& o) {
                                                : perf::input_source::from_fields(perf::load_fields(o.data));
   cudaStream_t stream;
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  const char* quantizer = o.mode == perf::bound_mode::rel ? "rel" : "abs";
+  const char* quantizer = perf::name(o.mode);
   schedule_flag::chosen = o.schedule;
   int rc = -1;
   ncclz::for_each_builtin_codec([&]<class Codec>() {

@@ -17,7 +17,19 @@
 
 namespace ncclz::perf {
 
-enum class bound_mode { rel, abs };
+/// The quantizer: a relative or absolute bound, or FixedRate<8> / FixedRate<4> (--quantizer).
+enum class bound_mode { rel, abs, fixed8, fixed4 };
+
+/// Also Quantizer<...>::name of the quantizer run.
+[[nodiscard]] constexpr const char* name(bound_mode m) {
+  switch (m) {
+    case bound_mode::rel: return "rel";
+    case bound_mode::abs: return "abs";
+    case bound_mode::fixed8: return "fixed8";
+    case bound_mode::fixed4: return "fixed4";
+  }
+  return "unknown";
+}
 
 /// The reductions ncclz offers (nccl-tests' prod and avg are not among them).
 enum class reduction { sum, min, max };
@@ -45,7 +57,7 @@ struct options {
   reduction op = reduction::sum;           ///< -o
   std::string dtype = "float";             ///< -d float|double|half|bfloat16
   int root = 0;                            ///< -r
-  bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X
+  bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X | --quantizer NAME
   double bound = 1e-3;
   std::string coder = "fixed_length";      ///< --coder fixed_length|huffman|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
@@ -71,6 +83,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   -d, --datatype TYPE      float (default), double, half or bfloat16
   -r, --root R             root of broadcast and reduce (default 0)
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
+  --quantizer NAME         rel, abs (with the bound of --rel/--abs), fixed8 or fixed4 (8- or 4-bit codes,
+                           a step per 1024 values shared by all ranks)
   --coder NAME             fixed_length (default), huffman, adaptive or raw
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             smallest pipeline part of the direct reductions (default: the library's);
@@ -196,6 +210,17 @@ inline options parse(int argc, const char* const* argv) {
       o.mode = a == "--rel" ? bound_mode::rel : bound_mode::abs;
       o.bound = number(value());
       if (!(o.bound > 0)) fail(a + " must be > 0");
+    } else if (a == "--quantizer") {
+      const std::string q = value();
+      if (q == "rel" || q == "abs") {
+        if (o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) o.bound = 1e-3;
+        o.mode = q == "rel" ? bound_mode::rel : bound_mode::abs;
+      } else if (q == "fixed8" || q == "fixed4") {
+        o.mode = q == "fixed8" ? bound_mode::fixed8 : bound_mode::fixed4;
+        o.bound = q == "fixed8" ? 8 : 4;
+      } else {
+        fail("--quantizer must be rel, abs, fixed8 or fixed4");
+      }
     } else if (a == "--coder") {
       o.coder = value();
       if (o.coder != "fixed_length" && o.coder != "raw" && o.coder != "huffman" && o.coder != "adaptive") {
@@ -223,6 +248,9 @@ inline options parse(int argc, const char* const* argv) {
         at = comma + 1;
       }
     } else fail("unknown flag " + a + " (see --help)");
+  }
+  if ((o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) && o.coder != "fixed_length") {
+    fail("--quantizer fixed8/fixed4 runs with --coder fixed_length");
   }
   if (o.min_bytes == 0) fail("-b must be > 0");
   if (o.min_bytes > o.max_bytes) fail("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));

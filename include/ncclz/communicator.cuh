@@ -397,7 +397,7 @@ class Communicator {
   // meta: one row per rank, {count, bytes sent to rank 0, ..., bytes sent to rank n-1}.
   template <class T>
   void reserve(std::size_t count, int slots) {
-    reserve_bytes(max_compressed_bytes<T>(count), device::workspace_bytes<T>(count), slots, 1);
+    reserve_bytes(max_compressed_bytes<T, Codec>(count), device::workspace_bytes<T>(count), slots, 1);
   }
 
   void reserve_bytes(std::size_t chunk_bytes, std::size_t workspace_bytes, int slots, int meta_sets) {
@@ -850,7 +850,7 @@ class Communicator {
   /// Encodes codes (kOutlierCode marks values kept beside) into `out`; its size lands in *d_size.
   template <class T>
   void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
-                    const code_reduction& red, cudaStream_t stream) {
+                    const code_reduction& red, cudaStream_t stream, ncclz::kernels::block_scales scales) {
     using Source = ncclz::kernels::code_source<T>;
     auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
     device::detail::prefer_shared_memory(kernel);
@@ -858,7 +858,7 @@ class Communicator {
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
         Source{codes, values}, count, out, d_size, range_keys(), red.code_bound, red.limit_ranks,
-        reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words));
+        reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
 
@@ -875,11 +875,11 @@ class Communicator {
   /// acc = op(acc, codes/values), element-wise.
   template <class T>
   void accumulate(const code_reduction& red, const std::int32_t* codes, const T* values, std::size_t count,
-                  cudaStream_t stream) {
+                  std::uint64_t first, cudaStream_t stream) {
     auto* acc_values = static_cast<T*>(reduce_.acc_values);
     const auto launch = [&](auto kernel) {
       kernel<<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(reduce_.acc_codes, acc_values, codes,
-                                                                                  values, count, reduce_.step);
+                                                                                  values, count, steps_at(first), step_shift());
     };
     switch (red.op) {
       case ncclMin: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::min_op, T>); break;
@@ -907,7 +907,7 @@ class Communicator {
     const ring_traffic ring = ring_reduce_codes<T>(fn, send, count, seg, red, stream);
     const schedule::segment mine = seg[rank_];
     if (scatter) {
-      dequantize<T>(mine.count, recv, stream);
+      dequantize<T>(mine.count, recv, mine.first, stream);
       finish_info(collective, algo, count * sizeof(T), stream);
       info_.error_bound *= red.bound_scale;
       info_.bytes_sent += ring.sent;
@@ -916,7 +916,7 @@ class Communicator {
     }
     device::detail::reset_tile_words(workspace(), mine.count, stream);
     encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), mine.count, chunk(rank_),
-                    meta_slot(rank_, rank_), red, stream);
+                    meta_slot(rank_, rank_), red, stream, scales_at(mine.first));
     bound_source_ = chunk(rank_);
     exchange_meta(fn, count, stream);
     exchange_chunks(stream, root);
@@ -932,11 +932,11 @@ class Communicator {
     set_ratio(mine.count * sizeof(T), chunk_size(rank_));
   }
 
-  /// The reduced codes in reduce_.acc_* as values.
+  /// The reduced codes in reduce_.acc_* (of the input's elements from `first` on) as values.
   template <class T>
-  void dequantize(std::size_t count, T* out, cudaStream_t stream) {
+  void dequantize(std::size_t count, T* out, std::uint64_t first, cudaStream_t stream) {
     ncclz::kernels::dequantize_kernel<T><<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, reduce_.step, out);
+        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, steps_at(first), out, step_shift());
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
 
@@ -984,7 +984,8 @@ class Communicator {
     std::uint64_t part_elements = 0;
     for (int i = 0; i < parts; ++i)
       for (int r = 0; r < n; ++r) part_elements = std::max(part_elements, sub(i, r).count);
-    reserve_bytes(format::max_fixed_chunk_bytes(part_elements, sizeof(T)), device::workspace_bytes<T>(part_elements),
+    reserve_bytes(format::max_fixed_chunk_bytes(part_elements, sizeof(T)) + ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(part_elements),
+                  device::workspace_bytes<T>(part_elements),
                   2 * n * parts, 2 * parts);
     reserve_reduce<T>(count, part_elements);
     if (compute_ == nullptr) NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
@@ -999,6 +1000,7 @@ class Communicator {
       device::detail::launch_range(send, count, range, stream);
       merge_range_across_ranks(range, stream);
     }
+    share_block_scales<T>(send, seg, stream);
     join(compute_, stream, events++);
 
     // Coding stream: every part's quantize + encode first (all reads of `send` come before any
@@ -1013,7 +1015,7 @@ class Communicator {
         ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
             <<<grid_for(s.count), ncclz::kernels::kElementwiseThreads, 0, compute_>>>(
                 send + s.first, s.count, reduce_.own_codes + s.first, own_values + s.first, range, red.code_bound,
-                red.limit_ranks, reduce_.step);
+                red.limit_ranks, reduce_.step, scales_at(s.first));
         NCCLZ_CUDA_TRY(cudaGetLastError());
       }
       for (int k = 1; k < n; ++k) {
@@ -1021,7 +1023,7 @@ class Communicator {
         const schedule::segment s = sub(i, p);
         device::detail::reset_tile_words(workspace(), s.count, compute_);
         encode_codes<T>(reduce_.own_codes + s.first, own_values + s.first, s.count, chunk(send_slot(i, p)),
-                        meta_slot(me, p, i), red, compute_);
+                        meta_slot(me, p, i), red, compute_, scales_at(s.first));
         coded_input += s.count * sizeof(T);
       }
       coded[i] = events;
@@ -1046,14 +1048,14 @@ class Communicator {
         if (p == me) continue;
         decode_codes<T>(chunk(recv_slot(i, p)), sent_bytes(p, me, i), mine.count, reduce_.peer_codes, reduce_.peer_values,
                         compute_);
-        accumulate<T>(red, reduce_.peer_codes, static_cast<const T*>(reduce_.peer_values), mine.count, compute_);
+        accumulate<T>(red, reduce_.peer_codes, static_cast<const T*>(reduce_.peer_values), mine.count, mine.first, compute_);
       }
       if (scatter) {
-        dequantize<T>(mine.count, recv + (mine.first - seg[me].first), compute_);
+        dequantize<T>(mine.count, recv + (mine.first - seg[me].first), mine.first, compute_);
       } else {
         device::detail::reset_tile_words(workspace(), mine.count, compute_);
         encode_codes<T>(reduce_.acc_codes, acc_values, mine.count, chunk(recv_slot(i, me)), meta_slot(me, me, parts + i), red,
-                        compute_);
+                        compute_, scales_at(mine.first));
       }
       coded[i] = events;
       NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
@@ -1184,7 +1186,8 @@ class Communicator {
   ring_traffic ring_reduce_codes(const char* fn, const T* send, std::size_t count, const std::vector<schedule::segment>& seg,
                                   const code_reduction& red, cudaStream_t stream) {
     const std::uint64_t largest = largest_segment(seg);
-    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)), device::workspace_bytes<T>(largest), 2 * nranks_, 1);
+    reserve_bytes(format::max_fixed_chunk_bytes(largest, sizeof(T)) + ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(largest),
+                  device::workspace_bytes<T>(largest), 2 * nranks_, 1);
     reserve_reduce<T>(count, largest);
     start_call(stream);
     reset_report(stream);
@@ -1193,12 +1196,18 @@ class Communicator {
       device::detail::launch_range(send, count, range, stream);
       merge_range_across_ranks(range, stream);
     }
+    share_block_scales<T>(send, seg, stream);
     auto* own_values = static_cast<T*>(reduce_.own_values);
     auto* acc_values = static_cast<T*>(reduce_.acc_values);
-    ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
-        <<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-            send, count, reduce_.own_codes, own_values, range, red.code_bound, red.limit_ranks, reduce_.step);
-    NCCLZ_CUDA_TRY(cudaGetLastError());
+    // Blockwise steps start afresh in each segment: one launch a segment.
+    for (int r = 0; r < (is_blockwise_v<typename Codec::quantizer> ? nranks_ : 1); ++r) {
+      const schedule::segment g = is_blockwise_v<typename Codec::quantizer> ? seg[r] : schedule::segment{0, count};
+      ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
+          <<<grid_for(g.count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+              send + g.first, g.count, reduce_.own_codes + g.first, own_values + g.first, range, red.code_bound,
+              red.limit_ranks, reduce_.step, scales_at(g.first));
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
     // Each step codes the partial sum received at the step before; sizes go one step ahead.
     exchange_meta(fn, count, stream);  // equal counts, before any ring step
     ring_traffic traffic;
@@ -1209,9 +1218,10 @@ class Communicator {
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
       if (step > 0) device::detail::reset_tile_words(workspace(), out.count, stream);
       if (step == 0) {
-        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red, stream);
+        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red, stream,
+                        scales_at(out.first));
       } else {
-        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, stream);
+        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, stream, scales_at(out.first));
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.
       mark("codec", stream);
@@ -1234,10 +1244,106 @@ class Communicator {
       traffic.coded += send_bytes;
       traffic.coded_input += out.count * sizeof(T);
       decode_codes<T>(recv_chunk, recv_bytes, in.count, reduce_.acc_codes, acc_values, stream);  // the partial sum
-      accumulate<T>(red, reduce_.own_codes + in.first, own_values + in.first, in.count, stream);
+      accumulate<T>(red, reduce_.own_codes + in.first, own_values + in.first, in.count, in.first, stream);
     }
     return traffic;
   }
+
+  // ---- FixedRate: scale blocks shared by all ranks ---------------------------------------------
+  /// The maxima of the input's scale blocks (merged across ranks) and their steps, for a blockwise
+  /// quantizer's reductions. Blocks start afresh at each segment's first element, so every chunk
+  /// of a segment or of a pipeline part (tile-aligned within its segment) holds whole blocks, also
+  /// for a reduce_scatter whose recvcount is not a multiple of 1024.
+  struct shared_scales {
+    double* base = nullptr;
+    std::size_t capacity = 0;   ///< doubles at base
+    double* max = nullptr;      ///< blocks + 1: each block's largest finite |x| over all ranks, then the largest of all
+    double* steps = nullptr;    ///< blocks: their steps, for accumulate_kernel and dequantize_kernel
+    std::uint64_t blocks = 0;
+    std::vector<schedule::segment> seg;      ///< the segments of the call
+    std::vector<std::uint64_t> first_block;  ///< index of each segment's first block
+    shared_scales() = default;
+    shared_scales(const shared_scales&) = delete;
+    shared_scales& operator=(const shared_scales&) = delete;
+    ~shared_scales() {
+      if (base) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(base));
+    }
+  };
+
+  /// Blockwise quantizers only: the maxima of `send`'s scale blocks, segment by segment, one
+  /// ncclMax allreduce of them (8 B per 1024 values), and their steps. Every rank then quantizes
+  /// with the same steps, so codes of different ranks add exactly.
+  template <class T>
+  void share_block_scales(const T* send, const std::vector<schedule::segment>& seg, cudaStream_t stream) {
+    using Q = typename Codec::quantizer;
+    if constexpr (is_blockwise_v<Q>) {
+      scales_.seg = seg;
+      scales_.first_block.clear();
+      std::uint64_t blocks = 0;
+      for (const schedule::segment& g : seg) {
+        scales_.first_block.push_back(blocks);
+        blocks += format::scale_count(g.count);
+      }
+      const std::size_t need = 2 * blocks + 1;
+      if (need > scales_.capacity) {
+        if (scales_.base) NCCLZ_CUDA_TRY(cudaFree(scales_.base));  // waits for work still using it
+        scales_.base = nullptr;
+        scales_.capacity = 0;
+        NCCLZ_CUDA_TRY(cudaMalloc(&scales_.base, need * sizeof(double)));
+        scales_.capacity = need;
+      }
+      scales_.blocks = blocks;
+      scales_.max = scales_.base;
+      scales_.steps = scales_.base + blocks + 1;
+      NCCLZ_CUDA_TRY(cudaMemsetAsync(scales_.max + blocks, 0, sizeof(double), stream));
+      constexpr std::uint64_t kWarps = ncclz::kernels::kBlockMaxThreads / 32;
+      for (std::size_t r = 0; r < seg.size(); ++r) {
+        const std::uint64_t b = format::scale_count(seg[r].count);
+        if (b == 0) continue;
+        const auto grid = static_cast<unsigned>(std::min<std::uint64_t>((b + kWarps - 1) / kWarps, std::uint64_t(device::detail::sm_count()) * 8));
+        ncclz::kernels::block_max_kernel<T><<<grid, ncclz::kernels::kBlockMaxThreads, 0, stream>>>(
+            send + seg[r].first, seg[r].count, scales_.max + scales_.first_block[r], scales_.max + blocks);
+        NCCLZ_CUDA_TRY(cudaGetLastError());
+      }
+      enqueue(ncclAllReduce(scales_.max, scales_.max, blocks + 1, ncclFloat64, ncclMax, comm_, stream), "ncclAllReduce");
+      range_bytes_sent_ += (blocks + 1) * sizeof(double);
+      if (blocks > 0) {
+        ncclz::kernels::block_steps_kernel<Q, T><<<grid_for(blocks), ncclz::kernels::kBlockMaxThreads, 0, stream>>>(
+            scales_.max, blocks, scales_.steps);
+        NCCLZ_CUDA_TRY(cudaGetLastError());
+      }
+    }
+  }
+
+  /// Index of the scale block that starts at element `first` of the call's input (the first
+  /// element of a segment or of a pipeline part); the end of the table if it is in none.
+  std::uint64_t block_at(std::uint64_t first) const {
+    for (std::size_t r = 0; r < scales_.seg.size(); ++r) {
+      const schedule::segment& g = scales_.seg[r];
+      if (first < g.first || first >= g.end()) continue;
+      if ((first - g.first) % format::kScaleBlockElements != 0) {
+        throw error("ncclz::Communicator: internal error: a chunk starts inside a FixedRate scale block");
+      }
+      return scales_.first_block[r] + (first - g.first) / format::kScaleBlockElements;
+    }
+    return scales_.blocks;
+  }
+
+  /// What the encoder of the chunk starting at element `first` reads the block maxima from
+  /// (nothing unless blockwise).
+  ncclz::kernels::block_scales scales_at(std::uint64_t first) const {
+    if constexpr (is_blockwise_v<typename Codec::quantizer>) return {scales_.max + block_at(first), scales_.max + scales_.blocks};
+    else return {};
+  }
+
+  /// Steps for the element-wise kernels working on elements from `first` on: one step, or one per
+  /// scale block (see step_shift).
+  const double* steps_at(std::uint64_t first) const {
+    if constexpr (is_blockwise_v<typename Codec::quantizer>) return scales_.steps + block_at(first);
+    else return reduce_.step;
+  }
+  static constexpr unsigned step_shift() { return is_blockwise_v<typename Codec::quantizer> ? 10u : 63u; }
+  static_assert(format::kScaleBlockElements == 1u << 10, "step_shift() is log2 of the scale block");
 
   ncclComm_t comm_;
   communicator_config config_;
@@ -1265,6 +1371,7 @@ class Communicator {
   std::size_t marks_used_ = 0;
   call_info info_;
   reduce_buffers reduce_;
+  shared_scales scales_;
 };
 
 }  // namespace ncclz

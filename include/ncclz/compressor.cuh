@@ -43,7 +43,7 @@ class Compressor {
   [[nodiscard]] std::size_t max_count() const noexcept { return max_count_; }
   /// Capacity an output chunk needs for `count` values.
   [[nodiscard]] static constexpr std::size_t max_compressed_bytes(std::size_t count) {
-    return ncclz::max_compressed_bytes<T>(count);
+    return ncclz::max_compressed_bytes<T, Codec>(count);
   }
 
   /// Queues compression of `count` values; the size lands in device memory (d_size()).

@@ -92,6 +92,10 @@ inline constexpr std::uint32_t kMaxWidth = 32;                                //
 inline constexpr double kMaxCodeMagnitude = 1073741824.0;
 /// Tile offsets are u32 in 8-byte units: a chunk's payload stays below 32 GiB.
 inline constexpr std::uint64_t kMaxPayloadBytes = (std::uint64_t{1} << 32) * 8u - 8u;
+/// A fixed_rate chunk's scale block: 1024 consecutive values (one warp's share of a tile, 8 a
+/// tile) share one step, stored in the chunk's step table.
+inline constexpr std::uint32_t kScaleBlockElements = 1024;
+static_assert(kTileElements % kScaleBlockElements == 0, "a tile holds whole scale blocks");
 
 struct chunk_header {
   std::uint32_t magic;          ///< kMagic
@@ -138,6 +142,21 @@ NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_blocks(std::uint32_t elements) {
 
 NCCLZ_HOST_DEVICE constexpr std::uint64_t table_bytes(std::uint64_t tiles) {
   return align_up(tiles * sizeof(std::uint32_t), 8);
+}
+
+/// Scale blocks (steps of a fixed_rate chunk) of `elements` values.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t scale_count(std::uint64_t elements) {
+  return (elements + kScaleBlockElements - 1) / kScaleBlockElements;
+}
+
+/// Bytes of one step in a fixed_rate chunk's step table: the compute type's (f64 for f64 values,
+/// f32 for f32, f16 and bf16).
+NCCLZ_HOST_DEVICE constexpr std::uint32_t scale_bytes(std::uint32_t value_bytes) { return value_bytes == 8 ? 8u : 4u; }
+
+/// Bytes of a fixed_rate chunk's step table, which follows the tile table: one step per scale
+/// block, zero-padded to a multiple of 8.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t scale_table_bytes(std::uint64_t elements, std::uint32_t value_bytes) {
+  return align_up(scale_count(elements) * scale_bytes(value_bytes), 8);
 }
 
 /// Bytes of a raw tile of `elements` values of `value_bytes` each.

@@ -140,10 +140,35 @@ struct Lossless {
   static constexpr const char* name = "lossless";
 };
 
+/// Fixed-rate tag, for ML collectives (gradients, activations): every value becomes a code of at
+/// most Bits bits, sign included (|q| <= 2^(Bits-1) - 1), with one step per scale block of 1024
+/// consecutive values (format::kScaleBlockElements): step = m / (2^(Bits-1) - 1), m the largest
+/// |x| over the block's finite values, so |x - q * step| <= step / 2. In a collective, m is taken
+/// over all ranks' inputs (one small ncclMax allreduce of block maxima), so every rank codes with
+/// the same steps and codes add exactly. The `bound` argument is Bits (or 0); the chunk carries
+/// its steps (docs/format.md, "Step table").
+template <int Bits>
+struct FixedRate {
+  static_assert(Bits == 4 || Bits == 8,
+                "ncclz::FixedRate<Bits>: Bits must be 8 or 4 (codes in int8 / int4 range); for another precision use "
+                "ncclz::Quantizer<ncclz::AbsBound> or ncclz::Quantizer<ncclz::RelBound>");
+  static constexpr int bits = Bits;
+  static constexpr quantizer_id id = quantizer_id::fixed_rate;
+  static constexpr bool needs_range = false;
+  static constexpr const char* name = Bits == 8 ? "fixed8" : "fixed4";
+};
+
+/// Whether a quantizer has one step per scale block (`static constexpr bool blockwise = true`,
+/// FixedRate) rather than one per chunk. The kernels check it with `if constexpr`; a policy
+/// without the member is not blockwise.
+template <class Q>
+inline constexpr bool is_blockwise_v = requires { requires Q::blockwise; };
+
 template <class ErrorBound>
 struct Quantizer {
   static_assert(std::is_same_v<ErrorBound, AbsBound> || std::is_same_v<ErrorBound, RelBound>,
-                "ncclz::Quantizer<ErrorBound>: ErrorBound must be ncclz::AbsBound, ncclz::RelBound or ncclz::Lossless");
+                "ncclz::Quantizer<ErrorBound>: ErrorBound must be ncclz::AbsBound, ncclz::RelBound, ncclz::Lossless or "
+                "ncclz::FixedRate<8> / ncclz::FixedRate<4>");
   using error_bound = ErrorBound;
   static constexpr quantizer_id id = ErrorBound::id;
   static constexpr bool needs_range = ErrorBound::needs_range;
@@ -277,6 +302,86 @@ struct Quantizer<Lossless> {
   }
 };
 
+/// Fixed-rate codes with a step per scale block (see FixedRate). The kernels call
+/// block_params(m) once per block of 1024 values; quantize and dequantize are AbsBound's, applied
+/// with the block's parameters.
+template <int Bits>
+struct Quantizer<FixedRate<Bits>> {
+  using error_bound = FixedRate<Bits>;
+  static constexpr quantizer_id id = quantizer_id::fixed_rate;
+  static constexpr bool needs_range = false;
+  static constexpr bool blockwise = true;
+  static constexpr int bits = Bits;
+  /// Codes lie in [-max_code, max_code].
+  static constexpr std::int32_t max_code = (1 << (Bits - 1)) - 1;
+  static constexpr const char* name = FixedRate<Bits>::name;
+
+  /// The step of a block whose largest finite |x| is `block_max` (0 for a block without a nonzero
+  /// finite value), in the compute type. f32 and f64: block_max / max_code, computed in double and
+  /// rounded once. f16 and bf16: the smallest power of two at or above that: q * step rounded to
+  /// 16 bits would otherwise miss x by up to half a 16-bit spacing on top of step / 2 (bf16 has
+  /// about as many digits as an 8-bit code, so most values near m would become outliers); a power
+  /// of two makes every q * step a 16-bit value. Codes stay within max_code either way.
+  template <class T>
+  NCCLZ_HOST_DEVICE static compute_t<T> block_step(double block_max) {
+    if (!(block_max > 0.0)) return compute_t<T>(0);
+    double step = block_max / static_cast<double>(max_code);
+    if constexpr (sizeof(T) == 2) {
+      const double p2 = ldexp(1.0, ilogb(step));
+      step = p2 < step ? 2.0 * p2 : p2;
+    }
+    return static_cast<compute_t<T>>(step);
+  }
+
+  /// Parameters of one block, from its step (block_step, or a step read from a chunk). A step of
+  /// 0 (a block of zeros, or one too small for the compute type) codes every value as 0 and keeps
+  /// the others as outliers.
+  template <class T>
+  NCCLZ_HOST_DEVICE static quant_params<T> params_of_step(compute_t<T> step) {
+    using C = compute_t<T>;
+    quant_params<T> p{};
+    p.bound = Bits;
+    p.code_limit = static_cast<C>(max_code + 1);
+    p.step = step;
+    p.error_bound = static_cast<double>(step) / 2;  // exact in double
+    // As in detail::params_for: a computed error one value below eb-rounded-down bounds the true
+    // one. For f16 and bf16 the step is a power of two, so x / step, q * step (at most 7 bits of
+    // code) and x - y are all exact: eb itself is the threshold, and values half a step between two
+    // codes (common with so few digits) are kept as codes instead of outliers.
+    C below = static_cast<C>(p.error_bound);
+    if (static_cast<double>(below) > p.error_bound) below = detail::next_toward_zero(below);
+    if constexpr (sizeof(T) == 2) p.max_error = below;
+    else p.max_error = below > C(0) ? detail::next_toward_zero(below) : C(0);
+    p.inv_step = step > C(0) ? C(1) / step : C(0);
+    if (!(p.inv_step <= std::numeric_limits<C>::max())) p.inv_step = C(0);  // a subnormal step
+    return p;
+  }
+
+  template <class T>
+  NCCLZ_HOST_DEVICE static quant_params<T> block_params(double block_max) {
+    return params_of_step<T>(block_step<T>(block_max));
+  }
+
+  /// Parameters as if the whole input were one block (m = the largest finite |x| of `range`).
+  /// The kernels do not use this: they call block_params per block.
+  template <class T>
+  NCCLZ_HOST_DEVICE static quant_params<T> make_params(double, value_range<T> range) {
+    if (!range.has_finite()) return block_params<T>(0.0);
+    const double lo = fabs(static_cast<double>(range.lo)), hi = fabs(static_cast<double>(range.hi));
+    return block_params<T>(lo > hi ? lo : hi);
+  }
+
+  template <class T>
+  NCCLZ_HOST_DEVICE static bool quantize(T x, const quant_params<T>& p, std::int32_t& q) {
+    return Quantizer<AbsBound>::template quantize<T>(x, p, q);
+  }
+
+  template <class T>
+  NCCLZ_HOST_DEVICE static T dequantize(std::int32_t q, const quant_params<T>& p) {
+    return Quantizer<AbsBound>::template dequantize<T>(q, p);
+  }
+};
+
 /// What ncclz needs from a Quantizer policy. A user-written quantizer models this; see
 /// examples/02_custom_quantizer.
 template <class Q>
@@ -297,6 +402,8 @@ concept QuantizerPolicy = requires(double bound, value_range<float> rf, value_ra
 static_assert(QuantizerPolicy<Quantizer<AbsBound>>);
 static_assert(QuantizerPolicy<Quantizer<RelBound>>);
 static_assert(QuantizerPolicy<Quantizer<Lossless>>);
+static_assert(QuantizerPolicy<Quantizer<FixedRate<8>>> && QuantizerPolicy<Quantizer<FixedRate<4>>>);
+static_assert(is_blockwise_v<Quantizer<FixedRate<8>>> && !is_blockwise_v<Quantizer<AbsBound>>);
 
 namespace detail {
 /// Names the member a quantizer misses, one static_assert each, so the compiler's message says

@@ -28,6 +28,8 @@ namespace {
 
 using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 
 std::uint64_t splitmix64(std::uint64_t x) {
   x += 0x9e3779b97f4a7c15ull;
@@ -312,6 +314,97 @@ void check_alltoall(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, st
   if (me == 0) std::printf("%-58s ratio %7.2f  max_err %.3e <= eb %.3e\n", what.c_str(), comm.last_call().ratio, max_err, eb);
 }
 
+/// FixedRate collectives (every rank codes with the steps of the block maxima of all ranks'
+/// inputs): allreduce / reduce / reduce_scatter (`recvcount` > 0) with `op`, or allgather
+/// (`gather`). Each element is checked against its own block's bound, step_b / 2 (x nranks for a
+/// sum, plus the ulp the result rounds by), from the float64 reference; the reported bound must be
+/// nranks x (largest step) / 2 for a sum; all ranks must hold the same result.
+template <class Codec, class T, class Schedule = ncclz::schedule::Auto>
+void check_fixed_rate(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
+                      ncclRedOp_t op, bool scatter, bool gather = false) {
+  using Q = typename Codec::quantizer;
+  const int n = cc.nranks(), me = cc.rank();
+  const std::size_t total = scatter ? count * n : count;  // count = recvcount for reduce_scatter
+  std::vector<std::vector<T>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(input_of<T>(seed + 19 * total + Q::bits, r, total));
+  // Scale blocks start afresh at every segment: rank r's recvcount values for reduce_scatter,
+  // 1024-aligned ones otherwise (the partitions are tile-aligned).
+  const std::size_t seg = scatter ? std::max<std::size_t>(count, 1) : std::max<std::size_t>(total, 1);
+  const std::size_t per_seg = ncclz::format::scale_count(seg);
+  const auto block_of = [&](std::size_t i) { return (i / seg) * per_seg + (i % seg) / ncclz::format::kScaleBlockElements; };
+  const std::size_t blocks = total ? block_of(total - 1) + 1 : 0;
+  // Steps: of all ranks' maxima (reductions), of each rank's own (allgather).
+  std::vector<std::vector<double>> steps(static_cast<std::size_t>(n), std::vector<double>(blocks, 0.0));
+  std::vector<double> shared(blocks, 0.0);
+  double largest = 0;
+  for (int r = 0; r < n; ++r) {
+    std::vector<double> m(blocks, 0.0);
+    for (std::size_t i = 0; i < total; ++i)
+      if (std::isfinite(inputs[r][i])) m[block_of(i)] = std::max(m[block_of(i)], std::fabs(static_cast<double>(inputs[r][i])));
+    for (std::size_t b = 0; b < blocks; ++b) {
+      steps[r][b] = static_cast<double>(Q::template block_step<T>(m[b]));
+      shared[b] = std::max(shared[b], m[b]);
+    }
+  }
+  for (double& m : shared) {
+    m = static_cast<double>(Q::template block_step<T>(m));
+    largest = std::max(largest, m);
+  }
+  const int scale = op == ncclSum && !gather ? n : 1;
+
+  ncclz::Communicator<Codec, Schedule, ncclz::Pipeline<ncclz::Overlap<4>>> comm(cc.comm(), compress_always());
+  const std::size_t out_count = gather ? total * n : (scatter ? count : total);
+  device_array<T> d_send(total), d_recv(out_count);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_recv.ptr, 0xFF, std::max<std::size_t>(out_count, 1) * sizeof(T), stream));
+  if (total) NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_send.ptr, inputs[me].data(), total * sizeof(T), cudaMemcpyHostToDevice, stream));
+  if (gather) comm.allgather(d_send.ptr, d_recv.ptr, total, Q::bits, stream);
+  else if (scatter) comm.reduce_scatter(d_send.ptr, d_recv.ptr, count, op, Q::bits, stream);
+  else comm.allreduce(d_send.ptr, d_recv.ptr, total, op, 0.0, stream);  // 0: the quantizer's own bit count
+  comm.check(stream);
+  std::vector<T> got(out_count);
+  if (out_count) NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, out_count * sizeof(T), cudaMemcpyDeviceToHost));
+  const std::string what = std::string(gather ? "allgather " : scatter ? "reduce_scatter " : "allreduce ") +
+                           (gather ? "" : std::string(op_name(op)) + " ") + comm.last_call().schedule + " " +
+                           (sizeof(T) == 4 ? "f32 " : "f64 ") + Q::name + " count " + std::to_string(count);
+  std::size_t bad = 0;
+  double max_err = 0, max_ratio = 0;  // error / its element's bound
+  const std::vector<double> want = exact_reduce(inputs, op);
+  const auto check = [&](T y, double x, double eb) {
+    if (std::isnan(x)) {
+      bad += !std::isnan(y);
+      return;
+    }
+    if (std::isinf(x)) {
+      bad += static_cast<double>(y) != x;
+      return;
+    }
+    const double err = std::fabs(static_cast<double>(y) - x);
+    const T rounded = static_cast<T>(x);
+    const double ulp = std::fabs(static_cast<double>(std::nextafter(rounded, std::numeric_limits<T>::infinity())) -
+                                 static_cast<double>(rounded));
+    bad += !(err <= eb + ulp);
+    max_err = std::max(max_err, err);
+    if (eb > 0) max_ratio = std::max(max_ratio, err / eb);
+  };
+  if (gather) {
+    for (int r = 0; r < n; ++r)
+      for (std::size_t i = 0; i < total; ++i) check(got[r * total + i], static_cast<double>(inputs[r][i]), steps[r][block_of(i)] / 2);
+  } else {
+    const std::size_t first = scatter ? static_cast<std::size_t>(me) * count : 0;
+    for (std::size_t i = 0; i < out_count; ++i) check(got[i], want[first + i], scale * shared[block_of(first + i)] / 2);
+  }
+  if (bad) c.fail(what + ": " + std::to_string(bad) + " elements outside their block's bound");
+  if (!gather && total && !(comm.last_call().error_bound == scale * largest / 2)) {
+    c.fail(what + ": reported bound " + std::to_string(comm.last_call().error_bound) + " != nranks x largest step / 2 = " +
+           std::to_string(scale * largest / 2));
+  }
+  if (!scatter && !same_on_all_ranks(cc, got.data(), got.size() * sizeof(T), stream)) c.fail(what + ": results differ across ranks");
+  if (me == 0) {
+    std::printf("%-58s ratio %7.2f  max_err %.3e (%.2f of its block bound), reported bound %.3e\n", what.c_str(),
+                comm.last_call().ratio, max_err, max_ratio, comm.last_call().error_bound);
+  }
+}
+
 /// Median ms of `op` over 5 runs after 2 warm-ups (NCCL connects lazily), on this rank.
 template <class Op>
 float median_time_ms(ncclz::cluster_comm& cc, cudaStream_t stream, Op&& op) {
@@ -335,7 +428,7 @@ float median_time_ms(ncclz::cluster_comm& cc, cudaStream_t stream, Op&& op) {
 }
 
 /// ncclz allreduce vs ncclAllReduce of the same floats (median of 5 after 2 warm-ups).
-template <class Pipe = ncclz::Pipeline<ncclz::Overlap<4>>>
+template <class Pipe = ncclz::Pipeline<ncclz::Overlap<4>>, class Codec = RelFL>
 void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t seed, std::size_t count, double rel) {
   const int me = cc.rank();
   const std::vector<float> input = input_of<float>(seed, me, count);
@@ -345,16 +438,16 @@ void time_allreduce(ncclz::cluster_comm& cc, cudaStream_t stream, std::uint64_t 
   config.fallback_below_bytes = 0;
   config.autotune = false;
   config.profile_phases = true;
-  ncclz::Communicator<RelFL, ncclz::schedule::Auto, Pipe> comm(cc.comm(), config);
+  ncclz::Communicator<Codec, ncclz::schedule::Auto, Pipe> comm(cc.comm(), config);
   auto median_ms = [&](auto&& op) { return median_time_ms(cc, stream, op); };
   const float nccl_ms = median_ms([&] {
     cc.check(ncclAllReduce(d_send.ptr, d_recv.ptr, count, ncclFloat, ncclSum, cc.comm(), stream), "ncclAllReduce");
   });
   const float ncclz_ms = median_ms([&] { comm.allreduce(d_send.ptr, d_recv.ptr, count, ncclSum, rel, stream); });
   if (me == 0) {
-    std::printf("TIMING allreduce %zu MiB, %d ranks, REL %.0e, %s x%d: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, "
+    std::printf("TIMING allreduce %zu MiB, %d ranks, %s %.0e, %s x%d: NCCL %.2f ms, ncclz %.2f ms, speedup %.2fx, ratio %.2f, "
                 "%d host waits %.2f ms\n",
-                count * sizeof(float) >> 20, cc.nranks(), rel, comm.last_call().schedule, comm.last_call().parts, nccl_ms, ncclz_ms,
+                count * sizeof(float) >> 20, cc.nranks(), Codec::quantizer::name, rel, comm.last_call().schedule, comm.last_call().parts, nccl_ms, ncclz_ms,
                 nccl_ms / ncclz_ms, comm.last_call().ratio, comm.last_call().size_waits, comm.last_call().size_wait_ms);
     std::printf("  phases of the last call on rank 0:");
     for (const ncclz::phase_time& p : comm.phase_times()) std::printf("  %s %.2f ms", p.phase, p.ms);
@@ -399,6 +492,29 @@ int run() {
     cc.synchronize(stream);
   }
   checker c{cc.rank()};
+  // FixedRate first (NCCLZ_FIXED_RATE_ONLY=1 stops after these and one timing).
+  for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
+    check_fixed_rate<Fixed8, float>(cc, c, stream, seed, count, ncclSum, false);
+    check_fixed_rate<Fixed8, float, ncclz::schedule::Ring>(cc, c, stream, seed, count, ncclSum, false);
+  }
+  check_fixed_rate<Fixed8, float>(cc, c, stream, seed, 1000003, ncclMax, false);
+  check_fixed_rate<Fixed8, double, ncclz::schedule::Ring>(cc, c, stream, seed, 100003, ncclMin, false);
+  check_fixed_rate<Fixed4, float>(cc, c, stream, seed, 1000003, ncclSum, false);
+  for (const std::size_t recvcount : {std::size_t{4096}, std::size_t{250007}}) {
+    check_fixed_rate<Fixed8, float>(cc, c, stream, seed, recvcount, ncclSum, true);
+    check_fixed_rate<Fixed8, float, ncclz::schedule::Ring>(cc, c, stream, seed, recvcount, ncclSum, true);
+  }
+  check_fixed_rate<Fixed4, double>(cc, c, stream, seed, 30011, ncclMax, true);
+  check_fixed_rate<Fixed8, float>(cc, c, stream, seed, 1000003, ncclSum, false, /*gather=*/true);
+  check_fixed_rate<Fixed4, double>(cc, c, stream, seed, 8193, ncclSum, false, /*gather=*/true);
+  check_alltoall<Fixed8, float>(cc, c, stream, seed, 250007, 8);  // per-rank steps; the bound 8 is only a loose check
+  if (std::getenv("NCCLZ_FIXED_RATE_ONLY")) {
+    time_allreduce<ncclz::Pipeline<ncclz::Overlap<4>>, Fixed8>(cc, stream, seed, std::size_t{64} << 20, 8);
+    cc.synchronize(stream);
+    NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
+    std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
+    return c.failures == 0 ? 0 : 1;
+  }
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
     check_allgather<RelFL, float>(cc, c, stream, seed, count, 1e-3, false);
     check_allgather<AbsFL, double>(cc, c, stream, seed, count, 1e-4, false);
@@ -517,6 +633,7 @@ int run() {
   time_allreduce(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   time_allreduce<ncclz::Pipeline<ncclz::NoOverlap>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   time_allreduce<ncclz::Pipeline<ncclz::Overlap<8>>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
+  time_allreduce<ncclz::Pipeline<ncclz::Overlap<4>>, Fixed8>(cc, stream, seed, std::size_t{64} << 20, 8);
   cc.synchronize(stream);
   NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
   std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");

@@ -31,7 +31,7 @@ using ncclz_test::from_double;
 using ncclz_test::limits;
 using ncclz_test::to_double;
 
-enum class shape { smooth, noisy, constant, spiky, special, overflow, sparse, skewed };
+enum class shape { smooth, noisy, constant, spiky, special, overflow, sparse, skewed, blocky };
 
 const char* name_of(shape s) {
   switch (s) {
@@ -43,6 +43,7 @@ const char* name_of(shape s) {
     case shape::overflow: return "overflow";
     case shape::sparse: return "sparse";
     case shape::skewed: return "skewed";
+    case shape::blocky: return "blocky";
   }
   return "?";
 }
@@ -67,6 +68,9 @@ std::vector<T> make_input(shape s, std::size_t n, std::mt19937_64& rng) {
       case shape::sparse: v[i] = from_double<T>(rng() % 10 == 0 ? normal(rng) : 0.0); break;
       // Laplace-like noise: most deltas near zero, a long tail (codes Huffman wins on).
       case shape::skewed: v[i] = from_double<T>((rng() % 2 ? 1 : -1) * std::log(1 - 0.999 * std::fabs(uniform(rng))) * (rng() % 64 == 0 ? 40.0 : 1.0)); break;
+      case shape::blocky:  // gradient-like: a scale per 1024 values, some blocks all zero
+        v[i] = (i / 1024) % 5 == 3 ? from_double<T>(0.0) : from_double<T>(normal(rng) * std::ldexp(1.0, static_cast<int>((i / 1024) * 7 % 17) - 8));
+        break;
     }
   }
   if (s == shape::special) {
@@ -121,7 +125,7 @@ void require_device_matches_host(const std::vector<T>& in, double bound) {
   const std::vector<std::byte> host_chunk = ncclz::host::compress<Codec>(std::span<const T>(in), bound);
 
   ncclz::Compressor<Codec, T> codec(n);
-  const std::size_t capacity = ncclz::max_compressed_bytes<T>(n);
+  const std::size_t capacity = ncclz::max_compressed_bytes<T, Codec>(n);
   device_buffer<T> d_in(n), d_out(n);
   device_buffer<std::byte> d_chunk(capacity);
   upload(d_in.ptr, in);
@@ -172,8 +176,64 @@ std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
   }
   return modes;
 }
+using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using Fixed8Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
 
 }  // namespace
+
+TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference: FixedRate", "[gpu][codec][fixed_rate]",
+                   (combo<Fixed8, float>), (combo<Fixed8, double>), (combo<Fixed8, __half>), (combo<Fixed8, __nv_bfloat16>),
+                   (combo<Fixed4, float>), (combo<Fixed4, double>), (combo<Fixed4, __half>), (combo<Fixed4, __nv_bfloat16>),
+                   (combo<Fixed8Ad, float>), (combo<Fixed8Ad, __nv_bfloat16>)) {
+  using Codec = typename TestType::codec;
+  using T = typename TestType::value;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025},
+                              std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
+    for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow,
+                          shape::blocky}) {
+      const bool large = n > 100000;  // the host reference takes a while: fewer cases there
+      if (large && s != shape::smooth && s != shape::special && s != shape::blocky) continue;
+      for (const double bound : {static_cast<double>(Codec::quantizer::bits), 0.0}) {
+        if (large && bound == 0.0) continue;
+        CAPTURE(n, name_of(s), bound);
+        require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
+      }
+    }
+  }
+}
+
+TEST_CASE("device FixedRate: a bad step table or bound is rejected", "[gpu][codec][fixed_rate]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<float> in = make_input<float>(shape::blocky, 3 * 8192 + 100, rng);
+  const std::vector<std::byte> good = ncclz::host::compress<Fixed8>(std::span<const float>(in), 8);
+  ncclz::Compressor<Fixed8, float> codec(in.size());
+  device_buffer<std::byte> d_chunk(good.size());
+  device_buffer<float> d_out(in.size());
+  const std::uint64_t steps = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(4);
+  for (const float bad : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
+    CAPTURE(bad);
+    std::vector<std::byte> c = good;
+    std::memcpy(c.data() + steps + 4 * 9, &bad, 4);
+    upload(d_chunk.ptr, c);
+    codec.decompress(d_chunk.ptr, c.size(), d_out.ptr, in.size());
+    REQUIRE_THROWS_WITH(codec.check(), Catch::Contains("step table"));
+  }
+  upload(d_chunk.ptr, good);
+  codec.decompress(d_chunk.ptr, good.size(), d_out.ptr, in.size());
+  REQUIRE_NOTHROW(codec.check());
+  device_buffer<float> d_in(in.size());
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, in.size(), d_chunk.ptr, good.size(), 1e-3), ncclz::invalid_argument);
+  // Too small for the step table: max_compressed_bytes<T> without the Codec.
+  const std::size_t without_steps = ncclz::max_compressed_bytes<float>(in.size());
+  device_buffer<std::byte> d_small(without_steps);
+  REQUIRE_THROWS_AS(codec.compress(d_in.ptr, in.size(), d_small.ptr, without_steps, 8), ncclz::invalid_argument);
+}
 
 TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][codec]", (combo<RelFL, float>),
                    (combo<RelFL, double>), (combo<RelFL, __half>), (combo<RelFL, __nv_bfloat16>), (combo<AbsFL, float>),

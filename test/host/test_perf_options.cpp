@@ -67,6 +67,13 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(run({"-d", "bfloat16", "--schedule", "direct"}).dtype == "bfloat16");
   CHECK(run({"-d", "half"}).dtype == "half");
   CHECK(run({"--schedule", "direct"}).schedule == "direct");
+  const auto fixed = run({"--quantizer", "fixed4"});
+  CHECK(fixed.mode == ncclz::perf::bound_mode::fixed4);
+  CHECK(fixed.bound == 4);
+  CHECK(std::string(ncclz::perf::name(run({"--quantizer", "fixed8"}).mode)) == "fixed8");
+  CHECK(run({"--quantizer", "fixed8", "--quantizer", "abs"}).mode == ncclz::perf::bound_mode::abs);
+  CHECK(run({"--quantizer", "fixed8", "--quantizer", "abs"}).bound == 1e-3);
+  CHECK(run({"--rel", "1e-2", "--quantizer", "rel"}).bound == 1e-2);
 }
 
 TEST_CASE("perf: the defaults are a short sweep of allreduce with the library's fallback", "[perf]") {
@@ -91,6 +98,8 @@ TEST_CASE("perf: bad command lines name the flag", "[perf]") {
   CHECK_THROWS_WITH(run({"-o", "prod"}), Catch::Contains("ncclz has no prod"));
   CHECK_THROWS_WITH(run({"--gen", "zeros"}), Catch::Contains("--gen must be smooth, noise or gradient"));
   CHECK_THROWS_WITH(run({"--fallback-below", "-1"}), Catch::Contains("--fallback-below -1 is not a size"));
+  CHECK_THROWS_WITH(run({"--quantizer", "fixed6"}), Catch::Contains("--quantizer must be rel, abs, fixed8 or fixed4"));
+  CHECK_THROWS_WITH(run({"--quantizer", "fixed8", "--coder", "raw"}), Catch::Contains("fixed8/fixed4 runs with --coder fixed_length"));
 }
 
 TEST_CASE("perf: bus bandwidth factors are nccl-tests'", "[perf]") {

@@ -11,6 +11,7 @@
 
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
+#include "ncclz/quantizer.hpp"
 
 namespace ncclz::detail {
 
@@ -24,6 +25,13 @@ void validate_bound(const char* function, double bound) {
       char got[32];
       std::snprintf(got, sizeof got, "%g", bound);
       throw_invalid(function, std::string("the lossless quantizer takes bound 0 (every value is kept bit for bit), got ") + got);
+    }
+    return;
+  }
+  if constexpr (is_blockwise_v<Q>) {
+    if (bound != 0.0 && bound != static_cast<double>(Q::bits)) {
+      throw_invalid(function, std::string("the bound of ") + Q::name + " must be its bit count " + std::to_string(Q::bits) +
+                                  " (or 0), got " + std::to_string(bound) + ": FixedRate steps come from the data");
     }
     return;
   }

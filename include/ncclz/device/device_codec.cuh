@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/validate.hpp"
@@ -29,10 +30,13 @@
 namespace ncclz {
 
 /// Bytes a chunk of `count` values of T can take at most (every tile raw). Size output buffers
-/// with this: the real size is known only once the device has compressed.
-template <class T>
+/// with this: the real size is known only once the device has compressed. A Codec whose quantizer
+/// is blockwise (FixedRate) adds its step table: pass it, max_compressed_bytes<T, Codec>(count).
+template <class T, class Codec = void>
 constexpr std::size_t max_compressed_bytes(std::size_t count) {
-  return format::max_chunk_bytes(count, sizeof(T));
+  std::size_t bytes = format::max_chunk_bytes(count, sizeof(T));
+  if constexpr (!std::is_void_v<Codec>) bytes += ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(count);
+  return bytes;
 }
 
 namespace device {
@@ -44,6 +48,7 @@ using ncclz::kernels::range_keys;
 struct workspace_layout {
   std::size_t report;       ///< decode_report
   std::size_t range;        ///< range_keys
+  std::size_t block_max;    ///< double per scale block, then their maximum (blockwise quantizers)
   std::size_t tile_words;   ///< u64 per tile, decoupled look-back
   std::size_t total;
 };
@@ -52,7 +57,8 @@ inline workspace_layout layout_for(std::size_t count) {
   workspace_layout l{};
   l.report = 0;
   l.range = 16;
-  l.tile_words = 64;
+  l.block_max = 64;
+  l.tile_words = l.block_max + (format::scale_count(count) + 1) * sizeof(double);
   l.total = l.tile_words + format::tile_count(count) * sizeof(std::uint64_t);
   return l;
 }
@@ -117,6 +123,7 @@ inline void throw_if_failed(const char* fn, const decode_report& r) {
     case decode_status::bad_codebook: what = "corrupted stream: a Huffman codebook is invalid (length over 12 bits or not complete)"; break;
     case decode_status::corrupt_subblock: what = "corrupted stream: a sub-block does not decode to exactly its stored length"; break;
     case decode_status::bad_tile_header: what = "corrupted stream: a tile's coder header is invalid"; break;
+    case decode_status::bad_block_step: what = "corrupted stream: a step of the fixed_rate step table is negative or not finite"; break;
   }
   if (what == nullptr) what = "unknown decode status";
   throw format_error(std::string("ncclz::") + fn + ": " + what + " (tile " + std::to_string(r.tile) + ")");
@@ -157,16 +164,37 @@ void launch_range(const T* d_in, std::size_t count, range_keys* range, cudaStrea
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
-/// Encodes with the range already in `range` (ignored by AbsBound).
+/// Writes the maxima of d_in's scale blocks, then their overall maximum, at `block_max`
+/// (scale_count(count) + 1 doubles); returns where the encoder finds them.
+template <class T>
+ncclz::kernels::block_scales launch_block_max(const T* d_in, std::size_t count, double* block_max, cudaStream_t stream) {
+  const std::uint64_t blocks = format::scale_count(count);
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(block_max + blocks, 0, sizeof(double), stream));
+  if (count > 0) {
+    constexpr std::uint64_t kWarps = ncclz::kernels::kBlockMaxThreads / 32;
+    const int grid = static_cast<int>(std::min<std::uint64_t>((blocks + kWarps - 1) / kWarps, std::uint64_t(sm_count()) * 8));
+    ncclz::kernels::block_max_kernel<T><<<grid, ncclz::kernels::kBlockMaxThreads, 0, stream>>>(d_in, count, block_max,
+                                                                                              block_max + blocks);
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+  return {block_max, block_max + blocks};
+}
+
+/// Encodes with the range already in `range` (ignored by AbsBound). A blockwise quantizer's block
+/// maxima are found here, from d_in alone.
 template <class Codec, class T>
 void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_out, std::uint64_t* d_size,
                    const range_keys* range, double bound, cudaStream_t stream) {
   const workspace_layout l = layout_for(count);
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  ncclz::kernels::block_scales scales{};
+  if constexpr (is_blockwise_v<typename Codec::quantizer>) {
+    scales = launch_block_max(d_in, count, reinterpret_cast<double*>(static_cast<std::byte*>(d_workspace) + l.block_max), stream);
+  }
   prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
   ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
       ncclz::kernels::value_source<T>{d_in}, count, static_cast<std::byte*>(d_out), d_size, range, bound, 1u,
-      reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words));
+      reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words), scales);
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
@@ -192,9 +220,9 @@ void check_compress_arguments(const char* fn, const void* d_workspace, std::size
   check_workspace(fn, d_workspace, workspace_bytes, count);
   check_values(fn, "d_in", d_in, count);
   check_chunk(fn, "d_out", d_out);
-  if (out_capacity < max_compressed_bytes<T>(count)) {
-    ncclz::detail::throw_invalid(fn, "d_out holds " + std::to_string(out_capacity) + " B, need max_compressed_bytes() = " +
-                                         std::to_string(max_compressed_bytes<T>(count)));
+  if (out_capacity < max_compressed_bytes<T, Codec>(count)) {
+    ncclz::detail::throw_invalid(fn, "d_out holds " + std::to_string(out_capacity) + " B, need max_compressed_bytes<T, Codec>() = " +
+                                         std::to_string(max_compressed_bytes<T, Codec>(count)));
   }
 }
 

@@ -56,14 +56,16 @@ struct tile_deltas {
   std::int32_t base = 0;
 };
 
+/// `block_p`, when not null, holds the parameters of each scale block of the tile (blockwise
+/// quantizers: FixedRate), used instead of `p`.
 template <class Codec, class T>
-tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p) {
+tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p, const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   tile_deltas d;
   std::uint32_t prev = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::int32_t code = 0;
-    if (!Q::template quantize<T>(values[i], p, code)) {
+    if (!Q::template quantize<T>(values[i], block_p ? block_p[i / format::kScaleBlockElements] : p, code)) {
       code = 0;  // an outlier's code counts as 0, as in fixed_length tiles
       d.outlier_index.push_back(static_cast<std::uint16_t>(i));
     }
@@ -267,9 +269,10 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
 /// `forced_literals` (tests only) overrides the encoder's choice of L.
 template <class Codec, class T>
 std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p,
-                                   std::optional<std::uint32_t> forced_literals = std::nullopt) {
+                                   std::optional<std::uint32_t> forced_literals = std::nullopt,
+                                   const quant_params<T>* block_p = nullptr) {
   const auto elements = static_cast<std::uint32_t>(values.size());
-  const tile_deltas d = deltas_of<Codec>(values, p);
+  const tile_deltas d = deltas_of<Codec>(values, p, block_p);
   const std::array<std::uint32_t, kMaxSymbols> hist = histogram(d.zigzagged);
   const std::uint32_t literals = forced_literals.value_or(choose_literals(hist));
   const std::vector<std::uint32_t> counts = symbol_counts(hist, literals);
@@ -313,9 +316,11 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
 /// Decodes one huffman tile into `out` (its element count). Checks everything before it reads it:
 /// a corrupt tile throws format_error naming `tile`, and no read goes past `tile_bytes`.
 template <class Codec, class T>
-void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out,
+                 const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   const auto elements = static_cast<std::uint32_t>(out.size());
+  const auto params_at = [&](std::uint32_t i) -> const quant_params<T>& { return block_p ? block_p[i / format::kScaleBlockElements] : p; };
   const std::uint64_t headers = sizeof(format::tile_header) + sizeof(huffman_header);
   if (tile_bytes.size() < headers) corrupt_tile(tile, "is shorter than its headers (huffman)");
   const auto th = get<format::tile_header>(tile_bytes, 0);
@@ -347,7 +352,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   auto code = static_cast<std::uint32_t>(th.base);
   for (std::uint32_t b = 0; b < subblocks; ++b) {
     std::uint64_t at = subblock_start[b];
-    if (b == 0 && elements > 0) out[0] = Q::template dequantize<T>(th.base, p);
+    if (b == 0 && elements > 0) out[0] = Q::template dequantize<T>(th.base, params_at(0));
     for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
       const codebook::entry e = table[peek_bits(stream, at, kMaxCodeLength)];
       at += e.length;
@@ -365,7 +370,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
         }
       }
       code += static_cast<std::uint32_t>(format::unzigzag(z));
-      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
+      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), params_at(i));
     }
     if (at != subblock_start[b + 1]) {
       corrupt_tile(tile, "has a Huffman sub-block " + std::to_string(b) + " whose codes do not fill its " +

@@ -2,7 +2,9 @@
 //
 // It is the oracle for the device codec: a stream either side writes decodes bit-exactly on the
 // other. It shares the quantizer (ncclz/quantizer.hpp) and the format constants with the device
-// code and nothing else, so a packing bug on one side shows up as a mismatch.
+// code and nothing else, so a packing bug on one side shows up as a mismatch. A blockwise quantizer
+// (FixedRate) gets a step per scale block from block_maxima, written to the step table after the
+// tile table (docs/format.md, "Step table").
 #pragma once
 
 #include <algorithm>
@@ -10,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -33,18 +36,34 @@ value_range<T> find_range(std::span<const T> in) {
   return r;
 }
 
+/// The largest finite |x| of each scale block (format::kScaleBlockElements values) of `in`, 0
+/// for a block without one: what a blockwise quantizer (FixedRate) takes its steps from.
+template <class T>
+std::vector<double> block_maxima(std::span<const T> in) {
+  std::vector<double> m(format::scale_count(in.size()), 0.0);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const double a = std::fabs(static_cast<double>(to_compute(in[i])));
+    double& b = m[i / format::kScaleBlockElements];
+    if (std::isfinite(a) && a > b) b = a;
+  }
+  return m;
+}
+
 namespace detail {
 
-/// A fixed_length tile of `values`.
+/// A fixed_length tile of `values`. `block_p`, when not null, holds the parameters of each of the
+/// tile's scale blocks (blockwise quantizers), used instead of `p`.
 template <class Codec, class T>
-std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_params<T>& p) {
+std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_params<T>& p,
+                                         const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   const auto elements = static_cast<std::uint32_t>(values.size());
   const std::uint32_t blocks = format::tile_blocks(elements);
   std::vector<std::int32_t> codes(elements, 0);
   std::vector<std::uint16_t> outlier_index;
   for (std::uint32_t i = 0; i < elements; ++i) {
-    if (!Q::template quantize<T>(values[i], p, codes[i])) {
+    const quant_params<T>& pi = block_p ? block_p[i / format::kScaleBlockElements] : p;
+    if (!Q::template quantize<T>(values[i], pi, codes[i])) {
       codes[i] = 0;
       outlier_index.push_back(static_cast<std::uint16_t>(i));
     }
@@ -85,10 +104,11 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
 
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
 /// coder tries (huffman's codebook is built only when its estimate beats the best so far, as on the
-/// device), or raw when that is no larger; ties go to the earlier mode.
+/// device), or raw when that is no larger; ties go to the earlier mode. `block_p`: as in
+/// fixed_length_tile.
 template <class Codec, class T>
 std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
-                          std::uint64_t at) {
+                          std::uint64_t at, const quant_params<T>* block_p = nullptr) {
   using Coder = typename Codec::coder;
   const auto elements = static_cast<std::uint32_t>(values.size());
   std::vector<std::byte> best;
@@ -99,15 +119,15 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
       have = true;
     }
   };
-  if constexpr (Coder::tries_fixed_length) consider(fixed_length_tile<Codec>(values, p));
+  if constexpr (Coder::tries_fixed_length) consider(fixed_length_tile<Codec>(values, p, block_p));
   if constexpr (Coder::tries_huffman) {
-    const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p);
+    const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p, block_p);
     const auto hist = huffman::histogram(d.zigzagged);
     const std::uint32_t literals = huffman::choose_literals(hist);
     const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
     const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
         huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-    if (!have || estimate < best.size()) consider(huffman::encode_tile<Codec>(values, p));
+    if (!have || estimate < best.size()) consider(huffman::encode_tile<Codec>(values, p, std::nullopt, block_p));
   }
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   if (!have || raw_bytes <= best.size()) {
@@ -120,7 +140,8 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
 }
 
 template <class Codec, class T>
-void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out,
+                 const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   const auto elements = static_cast<std::uint32_t>(out.size());
   if (tile_bytes.size() < sizeof(format::tile_header)) corrupt_tile(tile, "is shorter than its header");
@@ -131,7 +152,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
     return;
   }
   if constexpr (Codec::coder::tries_huffman) {
-    if (th.mode == static_cast<std::uint8_t>(tile_mode::huffman)) return huffman::decode_tile<Codec, T>(tile_bytes, tile, p, out);
+    if (th.mode == static_cast<std::uint8_t>(tile_mode::huffman)) return huffman::decode_tile<Codec, T>(tile_bytes, tile, p, out, block_p);
   }
   if (th.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
     corrupt_tile(tile, "has an unknown mode, or one this codec's coder does not write");
@@ -161,7 +182,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
       const std::uint32_t i = b * format::kBlockElements + lane;
       if (i >= elements) break;
       prev += static_cast<std::uint32_t>(format::unzigzag(zz[lane]));
-      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(prev), p);
+      out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(prev), block_p ? block_p[i / format::kScaleBlockElements] : p);
     }
   }
   for (std::uint32_t o = 0; o < th.outlier_count; ++o) {
@@ -179,17 +200,32 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
   using Q = typename Codec::quantizer;
   ncclz::detail::validate_bound<Q>("host::compress", bound);
   ncclz::detail::validate_count<T>("host::compress", in.size());
-  const quant_params<T> p =
-      Q::template make_params<T>(bound, Q::needs_range ? find_range(in) : value_range<T>::empty());
+  quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? find_range(in) : value_range<T>::empty());
 
   const std::uint64_t tiles = format::tile_count(in.size());
-  std::vector<std::byte> out(format::max_chunk_bytes(in.size(), sizeof(T)));
+  std::vector<std::byte> out(format::max_chunk_bytes(in.size(), sizeof(T)) + format::scale_table_bytes(in.size(), sizeof(T)));
   const std::uint64_t payload = sizeof(format::chunk_header);
   std::uint64_t at = payload + format::table_bytes(tiles);
+  // Blockwise (FixedRate): a step per scale block, stored after the tile table; the header takes
+  // the largest block's parameters (step 1 if no block has a nonzero step).
+  std::vector<quant_params<T>> block_p;
+  if constexpr (is_blockwise_v<Q>) {
+    const std::vector<double> m = block_maxima(in);
+    double largest = 0;
+    for (std::size_t b = 0; b < m.size(); ++b) {
+      block_p.push_back(Q::template block_params<T>(m[b]));
+      detail::put(out, at + b * format::scale_bytes(sizeof(T)), block_p[b].step);
+      largest = std::max(largest, m[b]);
+    }
+    p = Q::template block_params<T>(largest);
+    if (!(p.step > 0)) p.step = 1;
+    at += format::scale_table_bytes(in.size(), sizeof(T));  // the buffer is zeroed: so is the padding
+  }
+  constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
   for (std::uint64_t t = 0; t < tiles; ++t) {
     detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));
     const std::span<const T> values = in.subspan(t * format::kTileElements, format::tile_elements(in.size(), t));
-    at += detail::encode_tile<Codec>(values, p, out, at);
+    at += detail::encode_tile<Codec>(values, p, out, at, block_p.empty() ? nullptr : block_p.data() + t * kBlocksPerTile);
   }
   format::chunk_header h{};
   h.magic = format::kMagic;
@@ -201,7 +237,7 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
   h.tile_count = static_cast<std::uint32_t>(tiles);
   h.element_count = in.size();
   h.payload_bytes = at - payload;
-  h.bound = bound;
+  h.bound = p.bound;  // the caller's bound (FixedRate: Bits)
   h.error_bound = p.error_bound;
   h.step = static_cast<double>(p.step);
   detail::put(out, 0, h);
@@ -221,14 +257,32 @@ void decompress(std::span<const std::byte> stream, std::span<T> out) {
   p.error_bound = h.error_bound;
   p.bound = h.bound;
   const std::span<const std::byte> payload = stream.subspan(sizeof(format::chunk_header), h.payload_bytes);
-  const std::uint64_t table = format::table_bytes(h.tile_count);
+  std::uint64_t table = format::table_bytes(h.tile_count);
+  std::vector<quant_params<T>> block_p;
+  if constexpr (is_blockwise_v<typename Codec::quantizer>) {
+    using C = compute_t<T>;
+    const std::uint64_t steps = format::scale_table_bytes(h.element_count, sizeof(T));
+    if (payload.size() < table + steps) {
+      throw format_error("ncclz: stream payload of " + std::to_string(payload.size()) + " B cannot hold its step table");
+    }
+    for (std::uint64_t b = 0; b < format::scale_count(h.element_count); ++b) {
+      const C s = detail::get<C>(payload, table + b * sizeof(C));
+      if (!(s >= C(0) && s <= std::numeric_limits<C>::max())) {
+        throw format_error("ncclz: corrupted stream: step " + std::to_string(b) + " of the step table is negative or not finite");
+      }
+      block_p.push_back(Codec::quantizer::template params_of_step<T>(s));
+    }
+    table += steps;
+  }
+  constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
   for (std::uint64_t t = 0; t < h.tile_count; ++t) {
     const std::uint64_t begin = std::uint64_t{detail::get<std::uint32_t>(payload, 4 * t)} * 8;
     const std::uint64_t end =
         t + 1 < h.tile_count ? std::uint64_t{detail::get<std::uint32_t>(payload, 4 * (t + 1))} * 8 : payload.size();
     if (begin < table || begin > end || end > payload.size()) detail::corrupt_tile(t, "has an offset outside the stream");
     detail::decode_tile<Codec, T>(payload.subspan(begin, end - begin), t, p,
-                                  out.subspan(t * format::kTileElements, format::tile_elements(out.size(), t)));
+                                  out.subspan(t * format::kTileElements, format::tile_elements(out.size(), t)),
+                                  block_p.empty() ? nullptr : block_p.data() + t * kBlocksPerTile);
   }
 }
 

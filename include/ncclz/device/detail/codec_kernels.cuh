@@ -7,6 +7,7 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/config.hpp"
+#include "ncclz/device/detail/block_scales.cuh"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"
 #include "ncclz/device/detail/huffman_tile.cuh"
@@ -172,7 +173,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
                                                                  std::uint64_t* __restrict__ out_bytes,
                                                                  const range_keys* __restrict__ range, double bound,
                                                                  std::uint32_t ranks,
-                                                                 std::uint64_t* __restrict__ tile_words) {
+                                                                 std::uint64_t* __restrict__ tile_words,
+                                                                 block_scales scales = {}) {
   using Q = typename Codec::quantizer;
   // Tiles are coded unless the coder is Raw and the source has values to store raw.
   constexpr bool kCodeTiles = Codec::coder::codes_tiles || !Source::allows_raw;
@@ -186,7 +188,9 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
 
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
   if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
+  p = header_params<Q>(p, scales);  // blockwise: the largest block's; blocks use their own below
   const std::uint64_t table = format::table_bytes(tiles);
+  const std::uint64_t tiles_begin = table + step_table_bytes<Q, T>(count);  // tiles follow the step table (fixed_rate)
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (tile == 0 && threadIdx.x == 0) {
     header->magic = format::kMagic;
@@ -218,10 +222,16 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
 
   // The first prediction of warp w > 0 is the code of the element before it (re-quantized from
   // the input: the same function of the same value, so the same code the previous warp staged).
+  // Blockwise quantizers code each warp's 1024 values (one scale block) with the block's step.
   std::int32_t before_warp = 0;
-  if (kCodeTiles && warp_count > 0) {
-    if (warp_index > 0) before_warp = in.template code<Q>(tile_first + warp_first - 1, p);
-    in.template stage<Q>(tile_first + warp_first, warp_count, p, stage);
+  const std::uint64_t warp_block = (tile_first + warp_first) / format::kScaleBlockElements;
+  if (warp_count > 0) {
+    const quant_params<T> wp = block_params_at<Q>(p, scales, warp_block);
+    if (lane == 0) store_block_step<Q>(out, count, warp_block, wp);
+    if (kCodeTiles) {
+      if (warp_index > 0) before_warp = in.template code<Q>(tile_first + warp_first - 1, block_params_at<Q>(p, scales, warp_block - 1));
+      in.template stage<Q>(tile_first + warp_first, warp_count, wp, stage);
+    }
   }
   __syncwarp();
 
@@ -311,7 +321,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
     if (lane == 0) {
-      const std::uint64_t offset = table + before;  // from the end of the header
+      const std::uint64_t offset = tiles_begin + before;  // from the end of the header
       reinterpret_cast<std::uint32_t*>(out + sizeof(format::chunk_header))[tile] = static_cast<std::uint32_t>(offset / 8);
       s.tile_begin = sizeof(format::chunk_header) + offset;
       if (tile == tiles - 1) {
@@ -404,7 +414,8 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
   } else if (h.element_count != count) {
     s = decode_status::wrong_count;
   } else if (h.payload_bytes > capacity - sizeof(chunk_header) || h.payload_bytes > format::kMaxPayloadBytes ||
-             h.payload_bytes < format::table_bytes(h.tile_count) || h.payload_bytes % 8 != 0) {
+             h.payload_bytes < format::table_bytes(h.tile_count) + step_table_bytes<typename Codec::quantizer, T>(count) ||
+             h.payload_bytes % 8 != 0) {
     s = decode_status::truncated;
   }
   if (s != decode_status::ok) report(r, s, 0);
@@ -517,7 +528,8 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
       const std::uint64_t payload_end = sizeof(format::chunk_header) + h.payload_bytes;
       begin = sizeof(format::chunk_header) + std::uint64_t{table[tile]} * 8;
       end = tile + 1 < h.tile_count ? sizeof(format::chunk_header) + std::uint64_t{table[tile + 1]} * 8 : payload_end;
-      if (begin < sizeof(format::chunk_header) + format::table_bytes(h.tile_count) || begin > end || end > payload_end ||
+      if (begin < sizeof(format::chunk_header) + format::table_bytes(h.tile_count) + step_table_bytes<Q, T>(count) ||
+          begin > end || end > payload_end ||
           end - begin < sizeof(format::tile_header)) {
         report(r, decode_status::bad_tile_offset, tile);
         ok = 0;
@@ -541,6 +553,10 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
 
   quant_params<T> p{};
   p.step = static_cast<compute_t<T>>(__longlong_as_double(static_cast<long long>(step_bits)));
+  if (!load_block_step<Q, T>(in, count, tile, warp_index, p.step)) {  // blockwise: the warp's block step
+    if (threadIdx.x == 0) report(r, decode_status::bad_block_step, tile);
+    return;  // every warp of the block takes the same exit
+  }
   const std::uint32_t elements = format::tile_elements(count, tile);
   const std::uint32_t blocks = format::tile_blocks(elements);
   const std::uint64_t tile_first = std::uint64_t{tile} * format::kTileElements;

@@ -24,6 +24,7 @@ enum class decode_status : std::uint32_t {
   bad_codebook,      ///< huffman: a code length over 12 bits, or a code that is not complete
   corrupt_subblock,  ///< huffman / zero_run: a sub-block's stream does not decode to exactly its stored bits
   bad_tile_header,   ///< a tile's mode-specific header (reserved bytes, counts, predictor) is invalid
+  bad_block_step,    ///< fixed_rate: a step of the step table is negative, NaN or infinite
 };
 
 struct decode_report {

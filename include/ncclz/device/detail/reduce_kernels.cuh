@@ -15,12 +15,18 @@ namespace kernels {
 inline constexpr int kElementwiseThreads = 256;
 
 /// Codes of `in` with the parameters the encoder derives from the same (bound, range, ranks);
-/// the step goes to *step_out for the element-wise kernels that follow.
+/// the step goes to *step_out for the element-wise kernels that follow. A blockwise quantizer
+/// (FixedRate) codes each scale block of `in` with its own step, from `scales`, and leaves
+/// *step_out alone (its steps are an array; see block_steps_kernel).
 template <class Q, class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     quantize_kernel(const T* __restrict__ in, std::uint64_t count, std::int32_t* __restrict__ codes,
                     T* __restrict__ outlier_values, const range_keys* __restrict__ range, double bound, std::uint32_t ranks,
-                    double* __restrict__ step_out) {
+                    double* __restrict__ step_out, block_scales scales = {}) {
+  if constexpr (is_blockwise_v<Q>) {
+    quantize_blockwise<Q, T>(in, count, codes, outlier_values, scales);
+    return;
+  }
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
   if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
   if (blockIdx.x == 0 && threadIdx.x == 0) *step_out = static_cast<double>(p.step);
@@ -60,15 +66,17 @@ struct max_op {
 };
 
 /// acc = Op(acc, mine), element-wise. `step` turns a code into the value it stands for when the
-/// other side is an outlier.
+/// other side is an outlier: d_step[i >> step_shift] for element i (one step: a shift of 63;
+/// a step per scale block: 10).
 template <class Op, class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     accumulate_kernel(std::int32_t* __restrict__ acc_codes, T* __restrict__ acc_values, const std::int32_t* __restrict__ codes,
-                      const T* __restrict__ values, std::uint64_t count, const double* __restrict__ d_step) {
+                      const T* __restrict__ values, std::uint64_t count, const double* __restrict__ d_step,
+                      unsigned step_shift = 63) {
   using C = compute_t<T>;
-  const C step = static_cast<C>(*d_step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const C step = static_cast<C>(d_step[i >> step_shift]);
     const std::int32_t a = acc_codes[i], b = codes[i];
     if (a != kOutlierCode && b != kOutlierCode) {
       acc_codes[i] = Op::codes(a, b);
@@ -98,15 +106,15 @@ __global__ void __launch_bounds__(kElementwiseThreads)
   }
 }
 
-/// Values of codes (outliers: their values), each rounded once.
+/// Values of codes (outliers: their values), each rounded once; steps as in accumulate_kernel.
 template <class T>
 __global__ void __launch_bounds__(kElementwiseThreads)
     dequantize_kernel(const std::int32_t* __restrict__ codes, const T* __restrict__ outlier_values, std::uint64_t count,
-                      const double* __restrict__ d_step, T* __restrict__ out) {
+                      const double* __restrict__ d_step, T* __restrict__ out, unsigned step_shift = 63) {
   using C = compute_t<T>;
-  const C step = static_cast<C>(*d_step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const C step = static_cast<C>(d_step[i >> step_shift]);
     const std::int32_t c = codes[i];
     out[i] = c == kOutlierCode ? outlier_values[i] : from_compute<T>(ncclz::detail::mul_rn(static_cast<C>(c), step));
   }
