@@ -25,6 +25,14 @@
 #else
 #  define NCCLZ_ZERO_RUN_UNROLL
 #endif
+// The templates below are __host__ __device__ and call their accessor, writer or word loader,
+// which is host-only on the host side and device-only on the device side: nvcc must not check a
+// call that its instantiation never makes (Thrust's __thrust_exec_check_disable__).
+#if defined(__CUDACC__)
+#  define NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE _Pragma("nv_exec_check_disable")
+#else
+#  define NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
+#endif
 
 namespace ncclz::detail::zero_run {
 
@@ -263,6 +271,7 @@ class subblock_stats {
 // v, least significant first; v < 2^bits.
 
 /// v >> k zero bits, a one bit, then the k low bits of v.
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 template <class Writer>
 NCCLZ_HOST_DEVICE void put_rice(Writer& w, std::uint32_t v, std::uint32_t k) {
   std::uint32_t q = v >> k;
@@ -272,6 +281,7 @@ NCCLZ_HOST_DEVICE void put_rice(Writer& w, std::uint32_t v, std::uint32_t k) {
 }
 
 /// `n` values from `values(first)` as groups of 32: a 6-bit width each, then the values in it.
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 template <class Writer, class Values>
 NCCLZ_HOST_DEVICE void put_groups(Writer& w, const Values& values, std::uint32_t n) {
   for (std::uint32_t g = 0; g < n; g += kGroupElements) {
@@ -286,6 +296,7 @@ NCCLZ_HOST_DEVICE void put_groups(Writer& w, const Values& values, std::uint32_t
 
 /// Writes one sub-block of `n` values (`values(i)`, i < n, zig-zagged) as `p` says (nothing for an
 /// all-zero one). Reads the values up to four times, in order.
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 template <class Writer, class Values>
 NCCLZ_HOST_DEVICE void put_subblock(Writer& w, const Values& values, std::uint32_t n, const subblock_plan& p,
                                     std::uint32_t min_magnitude) {
@@ -351,6 +362,7 @@ enum class read_status : std::uint32_t { ok, past_end, over_limit };
 template <class Words>
 class bit_reader {
  public:
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE bit_reader(const Words& words, std::uint32_t begin, std::uint32_t end)
       : words_(words), at_(begin), end_(end), next_word_(begin / 32) {
     if (begin % 32 != 0 && begin < end) {
@@ -363,6 +375,7 @@ class bit_reader {
   [[nodiscard]] NCCLZ_HOST_DEVICE bool at_end() const { return at_ == end_; }
 
   /// `bits` (0..32) bits as an integer, first bit lowest; false (and nothing read) if fewer are left.
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE bool get(std::uint32_t bits, std::uint32_t& v) {
     if (left() < bits) return false;
     refill();
@@ -372,6 +385,7 @@ class bit_reader {
   }
 
   /// Skips `bits` bits; false if fewer are left.
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE bool skip(std::uint32_t bits) {
     if (left() < bits) return false;
     while (bits > 0) {
@@ -386,6 +400,7 @@ class bit_reader {
   /// A unary quotient q (q zeros, then a one) with q <= limit: over_limit as soon as more than
   /// `limit` zeros are read, past_end if the bits end first. Word at a time, so bounded by the bits
   /// left / 32 steps, whatever the limit.
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE read_status unary(std::uint32_t limit, std::uint32_t& q) {
     std::uint32_t zeros = 0;
     for (;;) {
@@ -407,6 +422,7 @@ class bit_reader {
   }
 
   /// A Rice code of parameter k (0..31) whose value is at most `limit`.
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE read_status rice(std::uint32_t k, std::uint32_t limit, std::uint32_t& v) {
     std::uint32_t q = 0, low = 0;
     const read_status s = unary(limit >> k, q);
@@ -419,6 +435,7 @@ class bit_reader {
  private:
   // Invariant: next_word_ * 32 == at_ + have_ (once the first word is loaded); buffer_ holds the
   // have_ bits from at_ on.
+  NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE void refill() {
     if (have_ <= 32 && next_word_ * 32ull < end_) {
       buffer_ |= std::uint64_t{words_(next_word_++)} << have_;
@@ -456,6 +473,7 @@ enum class subblock_error : std::uint32_t {
 /// returns none. `min_magnitude` is the tile's (1..2^31, checked by the caller). Two passes over a
 /// sparse sub-block's runs (the first checks them and finds the signs and magnitudes, the second
 /// reads the three together), so no per-nonzero arrays.
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 template <class Reader, class Sink>
 NCCLZ_HOST_DEVICE subblock_error get_subblock(Reader& r, std::uint32_t n, std::uint32_t min_magnitude, Sink& out) {
   std::uint32_t form = 0;
