@@ -149,6 +149,12 @@ struct choice {
   std::uint64_t bits = 0;
 };
 
+/// Bits of `count` values stored as groups of 32 from the widths (bit lengths of their largest) of
+/// the groups: 6 + size x width each.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t group_bits(std::uint32_t size, std::uint32_t width) {
+  return kWidthBits + std::uint64_t{size} * width;
+}
+
 /// Bits of values stored as groups of 32, each a 6-bit width and the values in that width, fed one
 /// value at a time (a last, shorter group counts as it is).
 class grouped_counter {
@@ -156,13 +162,13 @@ class grouped_counter {
   NCCLZ_HOST_DEVICE void add(std::uint32_t v) {
     any_ |= v;
     if (++in_group_ == kGroupElements) {
-      bits_ += kWidthBits + kGroupElements * value_width(any_);
+      bits_ += group_bits(kGroupElements, value_width(any_));
       in_group_ = 0;
       any_ = 0;
     }
   }
   [[nodiscard]] NCCLZ_HOST_DEVICE std::uint64_t bits() const {
-    return bits_ + (in_group_ > 0 ? kWidthBits + std::uint64_t{in_group_} * value_width(any_) : 0);
+    return bits_ + (in_group_ > 0 ? group_bits(in_group_, value_width(any_)) : 0);
   }
 
  private:
@@ -170,38 +176,63 @@ class grouped_counter {
   std::uint32_t in_group_ = 0, any_ = 0;
 };
 
-/// A sparse sub-block's stored magnitudes (each nonzero's magnitude minus the tile's least), fed in
-/// order: their bits under every magnitude form.
-class magnitude_stats {
- public:
-  NCCLZ_HOST_DEVICE void add(std::uint32_t m) {
-    ++count_;
-    NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t j = 0; j < kMagnitudeGroups; ++j) shifted_[j] += m >> j;
-    groups_.add(m);
-  }
-  [[nodiscard]] NCCLZ_HOST_DEVICE std::uint32_t count() const { return count_; }
+/// What the magnitude form's choice needs of a sparse sub-block's stored magnitudes (each nonzero's
+/// magnitude minus the tile's least, m < 2^31): sums over them. The host adds them magnitude by
+/// magnitude (magnitude_stats); the device with warp reductions.
+struct magnitude_sums {
+  std::uint32_t count = 0;
+  std::uint64_t shifted[kMagnitudeGroups] = {};  ///< sum of m >> j, j = 0..14
+  std::uint64_t grouped_bits = 0;                ///< as groups of 32: sum of group_bits(size, width)
+
   /// Sum over the magnitudes of rice_code_bits(m, j).
   [[nodiscard]] NCCLZ_HOST_DEVICE std::uint64_t rice_bits(std::uint32_t j) const {
-    return shifted_[j] + std::uint64_t{count_} * (1 + j);
+    return shifted[j] + std::uint64_t{count} * (1 + j);
   }
-  /// Rice(j) for j of 0..14, or groups of 32 (form 15): the fewest bits, the form field included,
-  /// the smaller form on a tie.
-  [[nodiscard]] NCCLZ_HOST_DEVICE choice choose() const {
-    choice best{kMagnitudeGroups, kMagnitudeFormBits + groups_.bits()};
-    NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t j = kMagnitudeGroups; j-- > 0;) {  // downwards, so a tie keeps the smaller j
-      const std::uint64_t bits = kMagnitudeFormBits + rice_bits(j);
-      if (bits <= best.bits) best = {j, bits};
-    }
-    return best;
-  }
-
- private:
-  std::uint32_t count_ = 0;
-  std::uint64_t shifted_[kMagnitudeGroups] = {};  // sum of m >> j (over 32 bits for small j)
-  grouped_counter groups_;
 };
+
+/// Rice(j) for j of 0..14, or groups of 32 (form 15): the fewest bits, the form field included,
+/// the smaller form on a tie.
+NCCLZ_HOST_DEVICE inline choice choose_magnitude_form(const magnitude_sums& m) {
+  choice best{kMagnitudeGroups, kMagnitudeFormBits + m.grouped_bits};
+  NCCLZ_ZERO_RUN_UNROLL
+  for (std::uint32_t j = kMagnitudeGroups; j-- > 0;) {  // downwards, so a tie keeps the smaller j
+    const std::uint64_t bits = kMagnitudeFormBits + m.rice_bits(j);
+    if (bits <= best.bits) best = {j, bits};
+  }
+  return best;
+}
+
+/// What the form choice of a sub-block needs: sums over its values. The host adds them value by
+/// value (subblock_stats); the device with warp reductions (zero_run_tile.cuh); the choice is this
+/// code on both.
+struct subblock_sums {
+  std::uint32_t nonzeros = 0;
+  std::uint32_t negatives = 0;                  ///< nonzeros with a negative sign
+  std::uint64_t dense_bits = 0;                 ///< the values as groups of 32: sum of group_bits(size, width)
+  std::uint32_t run_shifted[kMaxRice + 1] = {};  ///< over the runs of zeros before each nonzero: sum of r >> k
+  magnitude_sums magnitudes;
+};
+
+NCCLZ_HOST_DEVICE constexpr sign_mode signs_of(const subblock_sums& s) {
+  return s.negatives == s.nonzeros ? sign_mode::negative : (s.negatives > 0 ? sign_mode::mixed : sign_mode::positive);
+}
+
+/// The smallest form: exact bit counts, the smaller form on a tie; 0 bits (no form) when every
+/// value is 0. Dense: 4 + sum over groups of (6 + 32 w); sparse k: 4 + 8 + the runs' Rice(k) bits
+/// + 2 (+ a bit per nonzero if mixed) + the magnitudes' bits.
+NCCLZ_HOST_DEVICE inline choice choose_form(const subblock_sums& s) {
+  const std::uint32_t c = s.nonzeros;
+  if (c == 0) return {};
+  choice best{kDense, kFormBits + s.dense_bits};
+  const std::uint64_t sign_bits = kSignModeBits + (signs_of(s) == sign_mode::mixed ? c : 0);
+  const std::uint64_t sparse_fixed = kFormBits + kCountBits + sign_bits + choose_magnitude_form(s.magnitudes).bits;
+  NCCLZ_ZERO_RUN_UNROLL
+  for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {
+    const std::uint64_t bits = sparse_fixed + s.run_shifted[k] + std::uint64_t{c} * (1 + k);
+    if (bits <= best.bits) best = {k, bits};
+  }
+  return best;
+}
 
 /// How one sub-block is written: what put_subblock needs besides the values.
 struct subblock_plan {
@@ -211,7 +242,32 @@ struct subblock_plan {
   std::uint32_t magnitude_form = 0;  ///< sparse only: 0..14 Rice parameter, 15 groups
 };
 
-/// One sub-block's values, fed in order: the bits of each form and the smallest one.
+/// The plan of `form` (choose_form's, or another one to test).
+NCCLZ_HOST_DEVICE inline subblock_plan plan_of(const subblock_sums& s, std::uint32_t form) {
+  return {form, s.nonzeros, signs_of(s), s.nonzeros > 0 ? choose_magnitude_form(s.magnitudes).form : 0};
+}
+
+/// Stored magnitudes fed in order: their magnitude_sums.
+class magnitude_stats {
+ public:
+  NCCLZ_HOST_DEVICE void add(std::uint32_t m) {
+    ++sums_.count;
+    NCCLZ_ZERO_RUN_UNROLL
+    for (std::uint32_t j = 0; j < kMagnitudeGroups; ++j) sums_.shifted[j] += m >> j;
+    groups_.add(m);
+  }
+  [[nodiscard]] NCCLZ_HOST_DEVICE magnitude_sums sums() const {
+    magnitude_sums m = sums_;
+    m.grouped_bits = groups_.bits();
+    return m;
+  }
+
+ private:
+  magnitude_sums sums_;
+  grouped_counter groups_;
+};
+
+/// One sub-block's values fed in order (sequentially): their subblock_sums.
 class subblock_stats {
  public:
   NCCLZ_HOST_DEVICE explicit subblock_stats(std::uint32_t min_magnitude) : min_magnitude_(min_magnitude) {}
@@ -223,45 +279,24 @@ class subblock_stats {
       return;
     }
     NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t k = 0; k <= kMaxRice; ++k) run_shifted_[k] += run_ >> k;
-    negatives_ += z & 1u;
+    for (std::uint32_t k = 0; k <= kMaxRice; ++k) sums_.run_shifted[k] += run_ >> k;
+    ++sums_.nonzeros;
+    sums_.negatives += z & 1u;
     magnitudes_.add(magnitude(z) - min_magnitude_);
     run_ = 0;
   }
 
-  [[nodiscard]] NCCLZ_HOST_DEVICE std::uint32_t nonzeros() const { return magnitudes_.count(); }
-  [[nodiscard]] NCCLZ_HOST_DEVICE sign_mode signs() const {
-    return negatives_ == nonzeros() ? sign_mode::negative : (negatives_ > 0 ? sign_mode::mixed : sign_mode::positive);
-  }
-  [[nodiscard]] NCCLZ_HOST_DEVICE const magnitude_stats& magnitudes() const { return magnitudes_; }
-
-  /// The smallest form: exact bit counts, the smaller form on a tie; 0 bits (no form) when every
-  /// value is 0. Dense: 4 + sum over groups of (6 + 32 w); sparse k: 4 + 8 + the runs' Rice(k)
-  /// bits + 2 (+ a bit per nonzero if mixed) + the magnitudes' bits.
-  [[nodiscard]] NCCLZ_HOST_DEVICE choice choose_form() const {
-    const std::uint32_t c = nonzeros();
-    if (c == 0) return {};
-    choice best{kDense, kFormBits + dense_.bits()};
-    const std::uint64_t sign_bits = kSignModeBits + (signs() == sign_mode::mixed ? c : 0);
-    const std::uint64_t sparse_fixed = kFormBits + kCountBits + sign_bits + magnitudes_.choose().bits;
-    NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {
-      const std::uint64_t bits = sparse_fixed + run_shifted_[k] + std::uint64_t{c} * (1 + k);
-      if (bits <= best.bits) best = {k, bits};
-    }
-    return best;
-  }
-
-  /// The plan of `form` (choose_form's, or another one to test).
-  [[nodiscard]] NCCLZ_HOST_DEVICE subblock_plan plan(std::uint32_t form) const {
-    return {form, nonzeros(), signs(), nonzeros() > 0 ? magnitudes_.choose().form : 0};
+  [[nodiscard]] NCCLZ_HOST_DEVICE subblock_sums sums() const {
+    subblock_sums s = sums_;
+    s.dense_bits = dense_.bits();
+    s.magnitudes = magnitudes_.sums();
+    return s;
   }
 
  private:
   std::uint32_t min_magnitude_;
-  std::uint32_t run_ = 0;        // zeros since the last nonzero
-  std::uint32_t negatives_ = 0;
-  std::uint32_t run_shifted_[kMaxRice + 1] = {};  // sum over runs of r >> k
+  std::uint32_t run_ = 0;  // zeros since the last nonzero
+  subblock_sums sums_;
   grouped_counter dense_;
   magnitude_stats magnitudes_;
 };

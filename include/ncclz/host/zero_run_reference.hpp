@@ -143,24 +143,24 @@ inline std::uint64_t rice_bits(std::span<const std::uint32_t> values, std::uint3
 inline choice choose_magnitude_form(std::span<const std::uint32_t> magnitudes) {
   shared::magnitude_stats m;
   for (const std::uint32_t v : magnitudes) m.add(v);
-  return m.choose();
+  return shared::choose_magnitude_form(m.sums());
 }
 
-inline shared::subblock_stats stats_of(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
+inline shared::subblock_sums sums_of(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
   shared::subblock_stats s(min_mag);
   for (const std::uint32_t z : values) s.add(z);
-  return s;
+  return s.sums();
 }
 
 /// The smallest form for one sub-block's values: exact bit counts, the smaller form on a tie;
 /// 0 bits (no form) when every value is 0.
 inline choice choose_form(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
-  return stats_of(values, min_mag).choose_form();
+  return shared::choose_form(sums_of(values, min_mag));
 }
 
 /// Writes one sub-block in `form` (nothing for an all-zero one).
 inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, std::uint32_t form, std::uint32_t min_mag) {
-  shared::put_subblock(w, span_values{values}, static_cast<std::uint32_t>(values.size()), stats_of(values, min_mag).plan(form),
+  shared::put_subblock(w, span_values{values}, static_cast<std::uint32_t>(values.size()), shared::plan_of(sums_of(values, min_mag), form),
                        min_mag);
 }
 
@@ -187,9 +187,9 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
     const std::span<const std::uint32_t> part =
         std::span<const std::uint32_t>(z).subspan(b * kSubblockElements, std::min(kSubblockElements, elements - b * kSubblockElements));
     const std::uint64_t start = stream.size();
-    const shared::subblock_stats stats = stats_of(part, min_mag);
-    shared::put_subblock(stream, span_values{part}, static_cast<std::uint32_t>(part.size()), stats.plan(stats.choose_form().form),
-                         min_mag);
+    const shared::subblock_sums sums = sums_of(part, min_mag);
+    shared::put_subblock(stream, span_values{part}, static_cast<std::uint32_t>(part.size()),
+                         shared::plan_of(sums, shared::choose_form(sums).form), min_mag);
     subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= kMaxSubblockBits
   }
   const auto outliers = static_cast<std::uint32_t>(c.outlier_index.size());

@@ -4,11 +4,14 @@
 // the choices, the bits of a sub-block and its decoding with every check are the same code,
 // ncclz/detail/zero_run_format.hpp; this file spreads it over the block.
 //
-// One thread a sub-block (and a predictor, when measuring): the sub-blocks of warp w's stage
-// (4 of them) go to lanes 0..3 (0..7) of warp w, so all four SM sub-partitions work and the
-// threads of one warp touch only 4 stage rows at a time. Everything else (the least magnitude, the
-// predictor, the offsets, zeroing the stream, the deltas' prefix sums) is spread over all 256
-// threads or one warp, with three block barriers in measure, one in write and two in decode.
+// Measuring (what every tile pays where a selector weighs this mode) is warp-wide: warp w sums up
+// the sub-blocks of its own stage (4 of them) under both predictors with ballots and reductions,
+// then every lane runs the shared choice. Writing and decoding a sub-block are sequential bit
+// streams: one thread a sub-block, lanes 0..3 of warp w for warp w's sub-blocks, so all four SM
+// sub-partitions work and the threads of one warp touch only 4 stage rows at a time. Everything
+// else (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix
+// sums) is spread over all 256 threads or one warp, with three block barriers in measure, one in
+// write and two in decode.
 #pragma once
 
 #include <cstddef>
@@ -143,6 +146,68 @@ __device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, s
   return elements - first < zr::kSubblockElements ? elements - first : zr::kSubblockElements;
 }
 
+/// The sums the form choice needs (zr::subblock_sums) of one sub-block under one predictor, by the
+/// whole warp (its stage holds the sub-block): lane l takes element 32g + l of each row g, so rows
+/// are the dense form's groups (one OR reduction each), a nonzero's run ends at the previous set
+/// bit of its row's ballot (or the last one of an earlier row), and its rank among the nonzeros (for
+/// the magnitudes' groups of 32) is a popcount. The same sums as zr::subblock_stats adds one value
+/// at a time (the GPU test compares the bytes this leads to with the host's).
+__device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, std::uint32_t first_row, std::uint32_t n,
+                                                       zr::predictor pred, std::int32_t before, std::uint32_t min_magnitude) {
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t lanes_below = (1u << lane) - 1u;
+  zr::subblock_sums s;
+  // Per lane, then reduced: runs' r >> k; stored magnitudes m = hi 2^16 + lo as the sum of hi and
+  // of lo >> j (m >> j = hi 2^(16-j) + (lo >> j) for j <= 14, and every sum fits 32 bits); the OR of
+  // the magnitudes in each group of 32 nonzeros (at most 8).
+  std::uint32_t runs[zr::kMaxRice + 1] = {}, hi = 0, lo[zr::kMagnitudeGroups] = {}, group_or[8] = {};
+  std::int32_t last = -1;  // the last nonzero of the rows before, -1 for none
+  std::uint32_t rank = 0;  // nonzeros in the rows before
+  std::int32_t carry = before;
+  for (std::uint32_t g = 0; g * 32 < n; ++g) {
+    const std::uint32_t i = g * 32 + lane;
+    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
+    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
+    const std::uint32_t z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
+    carry = __shfl_sync(warp::kFullMask, q, 31);
+    const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
+    s.dense_bits += zr::group_bits(size, zr::value_width(__reduce_or_sync(warp::kFullMask, z)));
+    const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
+    s.negatives += static_cast<std::uint32_t>(__popc(__ballot_sync(warp::kFullMask, zr::is_negative(z))));
+    if (z != 0) {
+      const std::uint32_t earlier = nonzero & lanes_below;
+      const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
+      const auto run = static_cast<std::uint32_t>(static_cast<std::int32_t>(i) - previous - 1);
+#pragma unroll
+      for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) runs[k] += run >> k;
+      const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+      hi += m >> 16;
+#pragma unroll
+      for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) lo[j] += (m & 0xFFFFu) >> j;
+      const std::uint32_t group = (rank + static_cast<std::uint32_t>(__popc(earlier))) / 32;
+#pragma unroll
+      for (std::uint32_t k = 0; k < 8; ++k) group_or[k] |= group == k ? m : 0u;
+    }
+    if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
+    rank += static_cast<std::uint32_t>(__popc(nonzero));
+  }
+  s.nonzeros = rank;
+#pragma unroll
+  for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) s.run_shifted[k] = __reduce_add_sync(warp::kFullMask, runs[k]);
+  const std::uint32_t hi_sum = __reduce_add_sync(warp::kFullMask, hi);
+  s.magnitudes.count = rank;
+#pragma unroll
+  for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) {
+    s.magnitudes.shifted[j] = (std::uint64_t{hi_sum} << (16 - j)) + __reduce_add_sync(warp::kFullMask, lo[j]);
+  }
+#pragma unroll
+  for (std::uint32_t k = 0; k < 8; ++k) {
+    const std::uint32_t any = __reduce_or_sync(warp::kFullMask, group_or[k]);
+    if (rank > k * 32) s.magnitudes.grouped_bits += zr::group_bits(rank - k * 32 < 32 ? rank - k * 32 : 32, zr::value_width(any));
+  }
+  return s;
+}
+
 }  // namespace detail
 
 /// Chooses the predictor and each sub-block's form exactly as the host reference does; returns the
@@ -175,33 +240,35 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   }
   __syncthreads();
 
-  // Lanes 0..7 of warp w: sub-block 4w + lane / 2 under predictor lane % 2; both predictors of a
-  // sub-block read the same codes at the same time (broadcasts).
-  if (lane < 2 * kSubblocksPerWarp) {
-    const std::uint32_t b = warp_index * kSubblocksPerWarp + lane / 2;
-    const std::uint32_t p = lane % 2;
+  // Warp w: the sub-blocks of its stage (4w..4w+3) under each predictor, one at a time.
+  std::uint32_t min_magnitude[2];
+#pragma unroll
+  for (std::uint32_t p = 0; p < 2; ++p) {
     std::uint32_t least = ~0u;
 #pragma unroll
     for (int w = 0; w < kTileWarps; ++w) least = min(least, s.least[w][p]);
-    const std::uint32_t min_magnitude = least == ~0u ? 1u : least;
-    if (b == 0) s.min_magnitude[p] = min_magnitude;
+    min_magnitude[p] = least == ~0u ? 1u : least;
+  }
+  if (threadIdx.x == 0) {
+    s.min_magnitude[0] = min_magnitude[0];
+    s.min_magnitude[1] = min_magnitude[1];
+  }
+  for (std::uint32_t j = 0; j < 2 * kSubblocksPerWarp; ++j) {
+    const std::uint32_t b = warp_index * kSubblocksPerWarp + j / 2, p = j % 2;
     std::uint32_t bits = 0, packed = 0;
     if (b < subblocks) {
-      const std::uint32_t first = b * zr::kSubblockElements, n = detail::subblock_size(elements, b);
-      const auto pred = static_cast<zr::predictor>(p);
-      zr::subblock_stats stats(min_magnitude);
-      std::int32_t prev = detail::code_before(stages, first);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::int32_t q = code_of(staged(stages, first + i));
-        stats.add(zr::predict(q, prev, pred));
-        prev = q;
-      }
-      const zr::choice c = stats.choose_form();
+      const std::uint32_t first = b * zr::kSubblockElements;
+      const zr::subblock_sums sums =
+          detail::warp_sums(stages[warp_index], (b % kSubblocksPerWarp) * (zr::kSubblockElements / 32), detail::subblock_size(elements, b),
+                            static_cast<zr::predictor>(p), detail::code_before(stages, first), min_magnitude[p]);
+      const zr::choice c = zr::choose_form(sums);
       bits = static_cast<std::uint32_t>(c.bits);  // <= kMaxSubblockBits
-      packed = detail::pack_plan(stats.plan(c.form));
+      packed = detail::pack_plan(zr::plan_of(sums, c.form));
     }
-    s.subblock_bits[p][b] = bits;
-    s.subblock_plan[p][b] = packed;
+    if (lane == 0) {
+      s.subblock_bits[p][b] = bits;
+      s.subblock_plan[p][b] = packed;
+    }
   }
   __syncthreads();
 
