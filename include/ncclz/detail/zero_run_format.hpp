@@ -504,8 +504,9 @@ enum class subblock_error : std::uint32_t {
 };
 
 /// Decodes one sub-block of `n` values (1..256) from `r` (positioned on its bits, ending at its
-/// stored length), with every check: on success, calls out(z) once per value, in order, and
-/// returns none. `min_magnitude` is the tile's (1..2^31, checked by the caller). Two passes over a
+/// stored length), with every check: calls out(i, z) for each nonzero value z, element i of the
+/// sub-block, in increasing i (the caller has zeroed the others), and returns none; a problem
+/// stops it (out may have been called for some values). `min_magnitude` is the tile's (1..2^31, checked by the caller). Two passes over a
 /// sparse sub-block's runs (the first checks them and finds the signs and magnitudes, the second
 /// reads the three together), so no per-nonzero arrays.
 NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
@@ -523,7 +524,7 @@ NCCLZ_HOST_DEVICE subblock_error get_subblock(Reader& r, std::uint32_t n, std::u
       for (std::uint32_t i = g; i < end; ++i) {
         std::uint32_t z = 0;
         if (!r.get(width, z)) return subblock_error::past_end;
-        out(z);
+        if (z != 0) out(i, z);
       }
     }
     return r.at_end() ? subblock_error::none : subblock_error::ends_early;
@@ -568,13 +569,11 @@ NCCLZ_HOST_DEVICE subblock_error get_subblock(Reader& r, std::uint32_t n, std::u
     const std::uint64_t m = std::uint64_t{min_magnitude} + stored;
     const std::uint64_t z = negative != 0 ? 2 * m - 1 : 2 * m;
     if (z > 0xFFFFFFFFu) return subblock_error::magnitude_past_32_bits;
-    for (const std::uint32_t at = next + run; next < at; ++next) out(0u);
-    out(static_cast<std::uint32_t>(z));
+    next += run;
+    out(next, static_cast<std::uint32_t>(z));
     ++next;
   }
-  if (!r.at_end()) return subblock_error::ends_early;
-  for (; next < n; ++next) out(0u);
-  return subblock_error::none;
+  return r.at_end() ? subblock_error::none : subblock_error::ends_early;
 }
 
 }  // namespace ncclz::detail::zero_run

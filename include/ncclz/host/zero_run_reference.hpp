@@ -283,8 +283,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
     const std::uint32_t first = b * kSubblockElements;
     shared::bit_reader<span_words> r(span_words{stream}, static_cast<std::uint32_t>(subblock_start[b]),
                                      static_cast<std::uint32_t>(subblock_start[b + 1]));
-    std::uint32_t at = first;
-    auto sink = [&](std::uint32_t z) { values[at++] = z; };
+    auto sink = [&](std::uint32_t i, std::uint32_t z) { values[first + i] = z; };
     const shared::subblock_error e = shared::get_subblock(r, std::min(kSubblockElements, elements - first), zh.min_magnitude, sink);
     if (e != shared::subblock_error::none) {
       corrupt_tile(tile, "has a zero_run sub-block " + std::to_string(b) + " that " +

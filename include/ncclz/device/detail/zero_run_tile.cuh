@@ -11,7 +11,7 @@
 // sub-partitions work and the threads of one warp touch only 4 stage rows at a time. Everything
 // else (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix
 // sums) is spread over all 256 threads or one warp, with three block barriers in measure, one in
-// write and two in decode.
+// write and one in decode (three under the deltas predictor).
 #pragma once
 
 #include <cstddef>
@@ -126,19 +126,11 @@ struct global_words {
   __device__ std::uint32_t operator()(std::uint32_t i) const { return __ldg(words + i); }
 };
 
-/// Takes a sub-block's decoded values in order: the codes predictor stages each value's code; the
-/// deltas predictor stages the running sum of the deltas within the sub-block (the sums of the
-/// earlier sub-blocks and base are added once they are all known).
+/// Takes a sub-block's nonzero values into its rows of the stage (zeroed beforehand), unzigzagged:
+/// the codes under the codes predictor, the deltas under the deltas one (summed afterwards).
 struct stage_sink {
-  warp_stage* stages;
-  std::uint32_t e;
-  bool deltas;
-  std::uint32_t running;
-  __device__ void operator()(std::uint32_t z) {
-    const auto v = static_cast<std::uint32_t>(format::unzigzag(z));
-    running += v;
-    staged(stages, e++) = static_cast<std::int32_t>(deltas ? running : v);
-  }
+  std::int32_t (*rows)[kStageRow];  ///< the sub-block's first row
+  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { rows[i / 32][i % 32] = format::unzigzag(z); }
 };
 
 __device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, std::uint32_t b) {
@@ -367,26 +359,38 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   outlier_index = l.outlier_index;
   outlier_values = l.outlier_values;
 
-  // Lane j < 4 of warp w decodes sub-block 4w + j into its warp's stage.
+  // Warp w zeroes its stage, then lane j < 4 decodes sub-block 4w + j's nonzero values into it.
+  warp_stage& stage = stages[warp_index];
+#pragma unroll 8
+  for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) stage[row][lane] = 0;
+  __syncwarp();
   const std::uint32_t b = warp_index * kSubblocksPerWarp + lane % kSubblocksPerWarp;
   const std::uint32_t my_length = __shfl_sync(warp::kFullMask, length, b);
   const std::uint32_t my_begin = __shfl_sync(warp::kFullMask, through, b) - my_length;
+  constexpr std::uint32_t kSubblockRows = zr::kSubblockElements / 32;  // 8
   bool bad = false;
-  if (lane < kSubblocksPerWarp && b < subblocks) {
-    const std::uint32_t first = b * zr::kSubblockElements, n = detail::subblock_size(elements, b);
-    detail::stage_sink out{stages, first, deltas, 0};
-    if (my_length == 0) {
-      for (std::uint32_t i = 0; i < n; ++i) out(0u);  // every value 0
-    } else {
-      const detail::global_words words{reinterpret_cast<const std::uint32_t*>(tile + l.stream)};
-      zr::bit_reader<detail::global_words> r(words, my_begin, my_begin + my_length);
-      bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
-    }
-    s.subblock_sum[b] = out.running;
+  if (lane < kSubblocksPerWarp && b < subblocks && my_length > 0) {  // a length of 0: every value 0
+    const detail::global_words words{reinterpret_cast<const std::uint32_t*>(tile + l.stream)};
+    zr::bit_reader<detail::global_words> r(words, my_begin, my_begin + my_length);
+    detail::stage_sink out{&stage[(b % kSubblocksPerWarp) * kSubblockRows]};
+    bad = zr::get_subblock(r, detail::subblock_size(elements, b), zh.min_magnitude, out) != zr::subblock_error::none;
   }
   if (__syncthreads_or(bad)) return decode_status::corrupt_subblock;
   if (deltas) {
-    // Codes = base + the deltas of the earlier sub-blocks + the running sum within the sub-block.
+    // Codes = base + the deltas of the earlier sub-blocks + the running sum within the sub-block:
+    // each warp scans its rows (the elements past the tile's end are zeros), then every thread adds
+    // the earlier sub-blocks' sums to element t of each sub-block.
+    std::uint32_t carry = 0;
+    for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) {
+      const std::uint32_t through_lane = warp::inclusive_sum(static_cast<std::uint32_t>(stage[row][lane]));
+      stage[row][lane] = static_cast<std::int32_t>(carry + through_lane);
+      carry += __shfl_sync(warp::kFullMask, through_lane, 31);
+      if (row % kSubblockRows == kSubblockRows - 1) {
+        if (lane == 0) s.subblock_sum[warp_index * kSubblocksPerWarp + row / kSubblockRows] = carry;
+        carry = 0;
+      }
+    }
+    __syncthreads();
     auto before = static_cast<std::uint32_t>(th.base);
     for (std::uint32_t sb = 0; sb < subblocks; ++sb) {
       const std::uint32_t e = sb * zr::kSubblockElements + threadIdx.x;
