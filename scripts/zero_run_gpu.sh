@@ -6,10 +6,11 @@
 set -uo pipefail
 out=${OUT:-$PWD/device-out}
 mkdir -p "$out"
-build=/tmp/b
+build=/tmp/b-zero-run  # not /tmp/b: a warm device machine may hold another checkout's build there
 deps=$PWD/../../.deps
 [ -d "$deps" ] || deps=$PWD/.deps
-if [ ! -f "$build/build.ninja" ]; then
+if ! grep -qs "$PWD" "$build/build.ninja"; then
+  rm -rf "$build"
   meson setup "$build" -Dcatch2_dir="$deps" -Dgpu_arch=sm_90 --buildtype=release >"$out/setup.log" 2>&1 ||
     { tail -30 "$out/setup.log"; exit 1; }
 fi
