@@ -1,0 +1,410 @@
+// The zero_run tile mode on the device (docs/format.md, "Zero-run tile"): what a tile's thread
+// block calls to measure, write and decode one zero_run tile whose codes are staged in shared
+// memory (tile_stage.cuh). Byte for byte the host reference's tiles (ncclz/host/zero_run_reference.hpp):
+// the choices, the bits of a sub-block and its decoding with every check are the same code,
+// ncclz/detail/zero_run_format.hpp; this file spreads it over the block.
+//
+// Measuring (what every tile pays where a selector weighs this mode) is warp-wide: warp w sums up
+// the sub-blocks of its own stage (4 of them) under both predictors with ballots and reductions,
+// then every lane runs the shared choice. Writing and decoding a sub-block are sequential bit
+// streams: one thread a sub-block, lanes 0..3 of warp w for warp w's sub-blocks, so all four SM
+// sub-partitions work and the threads of one warp touch only 4 stage rows at a time. Everything
+// else (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix
+// sums) is spread over all 256 threads or one warp, with three block barriers in measure, one in
+// write and one in decode (three under the deltas predictor).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ncclz/detail/zero_run_format.hpp"
+#include "ncclz/device/detail/decode_status.cuh"
+#include "ncclz/device/detail/tile_stage.cuh"
+#include "ncclz/warp/warp_bits.cuh"
+
+NCCLZ_BEGIN_KERNEL_NAMESPACE
+namespace kernels {
+namespace zero_run {
+
+namespace zr = ::ncclz::detail::zero_run;
+
+inline constexpr std::uint32_t kSubblocksPerWarp = zr::kTileSubblocks / kTileWarps;  // 4
+static_assert(zr::kSubblockElements == static_cast<std::uint32_t>(kTileThreads),
+              "decode's prefix sums give thread t element t of each sub-block");
+static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
+              "a warp's sub-blocks are the codes of its own stage");
+
+/// Per-tile scratch of measure and write (shared memory).
+struct encode_shared {
+  std::uint32_t least[kTileWarps][2];                  ///< per warp and predictor: least magnitude, ~0u for none
+  std::uint32_t min_magnitude[2];                      ///< per predictor
+  std::uint32_t subblock_bits[2][zr::kTileSubblocks];  ///< per predictor and sub-block: the chosen form's bits
+  std::uint32_t subblock_plan[2][zr::kTileSubblocks];  ///< the same: the plan, packed (pack_plan)
+  std::uint32_t subblock_start[zr::kTileSubblocks];    ///< the chosen predictor's: bit offset in the stream
+  std::uint32_t predictor;                             ///< the chosen one
+  std::uint32_t stream_bits;                           ///< its stream's length
+};
+static_assert(sizeof(encode_shared) <= 2048);
+
+/// Per-tile scratch of decode (shared memory).
+struct decode_shared {
+  std::uint32_t subblock_sum[zr::kTileSubblocks];  ///< deltas predictor: each sub-block's sum of deltas
+};
+static_assert(sizeof(decode_shared) <= 2048);
+
+/// Where a tile's parts lie (bytes from the tile's start).
+struct plan {
+  std::uint64_t bytes;           ///< the whole tile, padded to 8
+  std::uint64_t outlier_index;   ///< offset of the u16 outlier index array
+  std::uint64_t outlier_values;  ///< offset of the outlier values
+};
+
+namespace detail {
+
+__device__ __forceinline__ std::int32_t code_of(std::int32_t staged_code) {
+  return staged_code == kOutlierCode ? 0 : staged_code;  // an outlier's code counts as 0
+}
+
+__device__ __forceinline__ std::uint32_t pack_plan(const zr::subblock_plan& p) {
+  return p.form | (p.magnitude_form << 4) | (static_cast<std::uint32_t>(p.signs) << 8) | (p.nonzeros << 16);
+}
+__device__ __forceinline__ zr::subblock_plan unpack_plan(std::uint32_t v) {
+  return {v & 0xFu, v >> 16, static_cast<zr::sign_mode>((v >> 8) & 0x3u), (v >> 4) & 0xFu};
+}
+
+/// A sub-block's zig-zagged values, made from the staged codes as they are read.
+struct staged_values {
+  warp_stage* stages;
+  std::uint32_t first;   ///< the sub-block's first element in the tile
+  zr::predictor pred;
+  std::int32_t before;   ///< deltas: the code before `first` (the tile's first code for sub-block 0)
+  __device__ std::uint32_t operator()(std::uint32_t i) const {
+    const std::int32_t q = code_of(staged(stages, first + i));
+    if (pred == zr::predictor::codes) return zr::predict(q, 0, pred);
+    return zr::predict(q, i == 0 ? before : code_of(staged(stages, first + i - 1)), pred);
+  }
+};
+
+/// The prediction of a sub-block's first element under the deltas predictor.
+__device__ __forceinline__ std::int32_t code_before(warp_stage* stages, std::uint32_t first) {
+  return code_of(staged(stages, first == 0 ? 0 : first - 1));
+}
+
+/// Writes a sub-block's bits [begin, end) into stream words zeroed beforehand: its first and last
+/// words are shared with its neighbours (atomicOr), the ones between are its own (plain stores).
+class stream_writer {
+ public:
+  __device__ stream_writer(std::uint32_t* words, std::uint32_t begin, std::uint32_t end)
+      : words_(words), word_(begin / 32), first_word_(begin / 32), last_word_((end - 1) / 32), have_(begin % 32) {}
+  __device__ void put(std::uint32_t v, std::uint32_t bits) {  // v < 2^bits, bits <= 32
+    buffer_ |= std::uint64_t{v} << have_;
+    have_ += bits;
+    if (have_ >= 32) {
+      store(static_cast<std::uint32_t>(buffer_));
+      buffer_ >>= 32;
+      have_ -= 32;
+    }
+  }
+  __device__ void flush() {
+    if (have_ > 0) store(static_cast<std::uint32_t>(buffer_));
+  }
+
+ private:
+  __device__ void store(std::uint32_t v) {
+    if (word_ == first_word_ || word_ == last_word_) atomicOr(words_ + word_, v);
+    else words_[word_] = v;
+    ++word_;
+  }
+  std::uint32_t* words_;
+  std::uint32_t word_, first_word_, last_word_, have_;
+  std::uint64_t buffer_ = 0;
+};
+
+/// Stream word i of a tile in global memory (read-only while decoding).
+struct global_words {
+  const std::uint32_t* words;
+  __device__ std::uint32_t operator()(std::uint32_t i) const { return __ldg(words + i); }
+};
+
+/// Takes a sub-block's nonzero values into its rows of the stage (zeroed beforehand), unzigzagged:
+/// the codes under the codes predictor, the deltas under the deltas one (summed afterwards).
+struct stage_sink {
+  std::int32_t (*rows)[kStageRow];  ///< the sub-block's first row
+  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { rows[i / 32][i % 32] = format::unzigzag(z); }
+};
+
+__device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, std::uint32_t b) {
+  const std::uint32_t first = b * zr::kSubblockElements;
+  return elements - first < zr::kSubblockElements ? elements - first : zr::kSubblockElements;
+}
+
+/// The sums the form choice needs (zr::subblock_sums) of one sub-block under one predictor, by the
+/// whole warp (its stage holds the sub-block): lane l takes element 32g + l of each row g, so rows
+/// are the dense form's groups (one OR reduction each), a nonzero's run ends at the previous set
+/// bit of its row's ballot (or the last one of an earlier row), and its rank among the nonzeros (for
+/// the magnitudes' groups of 32) is a popcount. The same sums as zr::subblock_stats adds one value
+/// at a time (the GPU test compares the bytes this leads to with the host's).
+__device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, std::uint32_t first_row, std::uint32_t n,
+                                                       zr::predictor pred, std::int32_t before, std::uint32_t min_magnitude) {
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t lanes_below = (1u << lane) - 1u;
+  zr::subblock_sums s;
+  // Per lane, then reduced: runs' r >> k; stored magnitudes m = hi 2^16 + lo as the sum of hi and
+  // of lo >> j (m >> j = hi 2^(16-j) + (lo >> j) for j <= 14, and every sum fits 32 bits); the OR of
+  // the magnitudes in each group of 32 nonzeros (at most 8).
+  std::uint32_t runs[zr::kMaxRice + 1] = {}, hi = 0, lo[zr::kMagnitudeGroups] = {}, group_or[8] = {};
+  std::int32_t last = -1;  // the last nonzero of the rows before, -1 for none
+  std::uint32_t rank = 0;  // nonzeros in the rows before
+  std::int32_t carry = before;
+  for (std::uint32_t g = 0; g * 32 < n; ++g) {
+    const std::uint32_t i = g * 32 + lane;
+    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
+    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
+    const std::uint32_t z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
+    carry = __shfl_sync(warp::kFullMask, q, 31);
+    const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
+    s.dense_bits += zr::group_bits(size, zr::value_width(__reduce_or_sync(warp::kFullMask, z)));
+    const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
+    s.negatives += static_cast<std::uint32_t>(__popc(__ballot_sync(warp::kFullMask, zr::is_negative(z))));
+    if (z != 0) {
+      const std::uint32_t earlier = nonzero & lanes_below;
+      const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
+      const auto run = static_cast<std::uint32_t>(static_cast<std::int32_t>(i) - previous - 1);
+#pragma unroll
+      for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) runs[k] += run >> k;
+      const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+      hi += m >> 16;
+#pragma unroll
+      for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) lo[j] += (m & 0xFFFFu) >> j;
+      const std::uint32_t group = (rank + static_cast<std::uint32_t>(__popc(earlier))) / 32;
+#pragma unroll
+      for (std::uint32_t k = 0; k < 8; ++k) group_or[k] |= group == k ? m : 0u;
+    }
+    if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
+    rank += static_cast<std::uint32_t>(__popc(nonzero));
+  }
+  s.nonzeros = rank;
+#pragma unroll
+  for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) s.run_shifted[k] = __reduce_add_sync(warp::kFullMask, runs[k]);
+  const std::uint32_t hi_sum = __reduce_add_sync(warp::kFullMask, hi);
+  s.magnitudes.count = rank;
+#pragma unroll
+  for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) {
+    s.magnitudes.shifted[j] = (std::uint64_t{hi_sum} << (16 - j)) + __reduce_add_sync(warp::kFullMask, lo[j]);
+  }
+#pragma unroll
+  for (std::uint32_t k = 0; k < 8; ++k) {
+    const std::uint32_t any = __reduce_or_sync(warp::kFullMask, group_or[k]);
+    if (rank > k * 32) s.magnitudes.grouped_bits += zr::group_bits(rank - k * 32 < 32 ? rank - k * 32 : 32, zr::value_width(any));
+  }
+  return s;
+}
+
+}  // namespace detail
+
+/// Chooses the predictor and each sub-block's form exactly as the host reference does; returns the
+/// tile's layout, the same in every thread. Called by all kTileThreads threads with block-uniform
+/// arguments once the tile's codes are staged (staged(stages, e) for e < elements, kOutlierCode
+/// for an outlier, whose code counts as 0) and a __syncthreads has passed. Ends on a barrier.
+template <class T>
+__device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elements, std::uint32_t outliers) {
+  using detail::code_of;
+  const unsigned lane = warp::lane_id();
+  const unsigned warp_index = threadIdx.x / 32;
+  const std::uint32_t subblocks = zr::subblock_count(elements);
+  const std::int32_t first_code = elements > 0 ? code_of(staged(stages, 0)) : 0;
+
+  // The least magnitude of the nonzero values under each predictor (consecutive threads read
+  // consecutive elements: no bank conflicts).
+  std::uint32_t least_codes = ~0u, least_deltas = ~0u;
+  for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) {
+    const std::int32_t q = code_of(staged(stages, e));
+    const std::uint32_t zc = zr::predict(q, 0, zr::predictor::codes);
+    const std::uint32_t zd = zr::predict(q, e == 0 ? first_code : code_of(staged(stages, e - 1)), zr::predictor::deltas);
+    if (zc != 0) least_codes = min(least_codes, zr::magnitude(zc));
+    if (zd != 0) least_deltas = min(least_deltas, zr::magnitude(zd));
+  }
+  least_codes = __reduce_min_sync(warp::kFullMask, least_codes);
+  least_deltas = __reduce_min_sync(warp::kFullMask, least_deltas);
+  if (lane == 0) {
+    s.least[warp_index][0] = least_codes;
+    s.least[warp_index][1] = least_deltas;
+  }
+  __syncthreads();
+
+  // Warp w: the sub-blocks of its stage (4w..4w+3) under each predictor, one at a time.
+  std::uint32_t min_magnitude[2];
+#pragma unroll
+  for (std::uint32_t p = 0; p < 2; ++p) {
+    std::uint32_t least = ~0u;
+#pragma unroll
+    for (int w = 0; w < kTileWarps; ++w) least = min(least, s.least[w][p]);
+    min_magnitude[p] = least == ~0u ? 1u : least;
+  }
+  if (threadIdx.x == 0) {
+    s.min_magnitude[0] = min_magnitude[0];
+    s.min_magnitude[1] = min_magnitude[1];
+  }
+  for (std::uint32_t j = 0; j < 2 * kSubblocksPerWarp; ++j) {
+    const std::uint32_t b = warp_index * kSubblocksPerWarp + j / 2, p = j % 2;
+    std::uint32_t bits = 0, packed = 0;
+    if (b < subblocks) {
+      const std::uint32_t first = b * zr::kSubblockElements;
+      const zr::subblock_sums sums =
+          detail::warp_sums(stages[warp_index], (b % kSubblocksPerWarp) * (zr::kSubblockElements / 32), detail::subblock_size(elements, b),
+                            static_cast<zr::predictor>(p), detail::code_before(stages, first), min_magnitude[p]);
+      const zr::choice c = zr::choose_form(sums);
+      bits = static_cast<std::uint32_t>(c.bits);  // <= kMaxSubblockBits
+      packed = detail::pack_plan(zr::plan_of(sums, c.form));
+    }
+    if (lane == 0) {
+      s.subblock_bits[p][b] = bits;
+      s.subblock_plan[p][b] = packed;
+    }
+  }
+  __syncthreads();
+
+  // Warp 0: deltas only where their stream is shorter (codes on a tie), and the chosen
+  // sub-blocks' offsets.
+  if (warp_index == 0) {
+    const std::uint32_t codes = s.subblock_bits[0][lane], deltas = s.subblock_bits[1][lane];
+    const std::uint32_t codes_total = __reduce_add_sync(warp::kFullMask, codes);
+    const std::uint32_t deltas_total = __reduce_add_sync(warp::kFullMask, deltas);
+    const std::uint32_t p = deltas_total < codes_total ? 1u : 0u;
+    const std::uint32_t mine = p ? deltas : codes;
+    s.subblock_start[lane] = warp::inclusive_sum(mine) - mine;
+    if (lane == 0) {
+      s.predictor = p;
+      s.stream_bits = p ? deltas_total : codes_total;
+    }
+  }
+  __syncthreads();
+  const zr::tile_layout l = zr::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
+  return {l.total, l.outlier_index, l.outlier_values};
+}
+
+/// Writes the tile measure measured (s as it left it) at `tile` (8-byte aligned, not zeroed): the
+/// tile header (mode 3, the outlier count, base), the zero_run header, the sub-block lengths, the
+/// stream and every padding byte before pl.outlier_index; not the outliers nor what follows them.
+/// All kTileThreads threads.
+template <class T>
+__device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages, std::uint32_t elements,
+                      std::uint32_t outliers, std::byte* tile) {
+  const unsigned lane = warp::lane_id();
+  const unsigned warp_index = threadIdx.x / 32;
+  const std::uint32_t subblocks = zr::subblock_count(elements);
+  const zr::tile_layout l = zr::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
+  const std::uint32_t p = s.predictor;
+  const auto pred = static_cast<zr::predictor>(p);
+  const std::uint32_t min_magnitude = s.min_magnitude[p];
+  if (threadIdx.x == 0) {
+    const std::int32_t base = pred == zr::predictor::deltas && elements > 0 ? detail::code_of(staged(stages, 0)) : 0;
+    *reinterpret_cast<format::tile_header*>(tile) = format::tile_header{zr::kTileMode, 0, static_cast<std::uint16_t>(outliers), base};
+    *reinterpret_cast<zr::zero_run_header*>(tile + sizeof(format::tile_header)) =
+        zr::zero_run_header{static_cast<std::uint8_t>(p), 0, 0, min_magnitude};
+  }
+  // Sub-block lengths, then zeros up to the stream (u16 slots both).
+  auto* lengths = reinterpret_cast<std::uint16_t*>(tile + l.subblock_bits);
+  if (threadIdx.x < (l.stream - l.subblock_bits) / 2) {
+    lengths[threadIdx.x] = static_cast<std::uint16_t>(threadIdx.x < subblocks ? s.subblock_bits[p][threadIdx.x] : 0u);
+  }
+  // The stream's words (its padding included) are zeroed first: sub-blocks share their end words.
+  auto* words = reinterpret_cast<std::uint32_t*>(tile + l.stream);
+  const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
+  for (std::uint32_t i = threadIdx.x; i < stream_words; i += kTileThreads) words[i] = 0;
+  __syncthreads();
+  if (lane < kSubblocksPerWarp) {
+    const std::uint32_t b = warp_index * kSubblocksPerWarp + lane;
+    if (b < subblocks && s.subblock_bits[p][b] > 0) {
+      const std::uint32_t first = b * zr::kSubblockElements;
+      detail::stream_writer w(words, s.subblock_start[b], s.subblock_start[b] + s.subblock_bits[p][b]);
+      const detail::staged_values values{stages, first, pred, detail::code_before(stages, first)};
+      zr::put_subblock(w, values, detail::subblock_size(elements, b), detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude);
+      w.flush();
+    }
+  }
+  (void)pl;  // the layout is recomputed from s (the same numbers): pl is the caller's copy
+}
+
+/// Decodes the zero_run tile at `tile` (`span`: bytes up to the next tile; nothing past it is read)
+/// of `elements` values with every check of the host decode_tile but the outlier indices' (the
+/// caller patches outliers from outlier_index / outlier_values, which it is given, and checks
+/// them). On success the code of every element e < elements is in staged(stages, e) (an outlier's
+/// position holds what the stream holds), visible to the whole block, and it returns ok; otherwise
+/// the problem, the same in every thread. All kTileThreads threads.
+template <class T>
+__device__ decode_status decode(decode_shared& s, const std::byte* tile, std::uint64_t span, std::uint32_t elements,
+                                warp_stage* stages, std::uint64_t& outlier_index, std::uint64_t& outlier_values) {
+  const unsigned lane = warp::lane_id();
+  const unsigned warp_index = threadIdx.x / 32;
+  const std::uint32_t subblocks = zr::subblock_count(elements);
+  const zr::tile_layout head = zr::tile_layout_of(subblocks, 0, 0, sizeof(T));
+  if (span < head.stream) return decode_status::truncated_tile;
+  const format::tile_header th = *reinterpret_cast<const format::tile_header*>(tile);
+  const zr::zero_run_header zh = *reinterpret_cast<const zr::zero_run_header*>(tile + sizeof(format::tile_header));
+  if (th.mode != zr::kTileMode) return decode_status::bad_tile_mode;
+  const bool deltas = zh.predictor == static_cast<std::uint8_t>(zr::predictor::deltas);
+  if (th.reserved != 0 || zh.reserved0 != 0 || zh.reserved1 != 0 || zh.predictor > static_cast<std::uint8_t>(zr::predictor::deltas) ||
+      zh.min_magnitude < 1 || zh.min_magnitude > zr::kMaxMinMagnitude || (!deltas && th.base != 0) ||
+      th.outlier_count > elements) {
+    return decode_status::bad_tile_header;
+  }
+  // Every warp reads the lengths (lane b: sub-block b) and finds the offsets and the layout.
+  const auto* lengths = reinterpret_cast<const std::uint16_t*>(tile + head.subblock_bits);
+  const std::uint32_t length = lane < subblocks ? static_cast<std::uint32_t>(lengths[lane]) : 0u;
+  const std::uint32_t through = warp::inclusive_sum(length);
+  const std::uint32_t stream_bits = __shfl_sync(warp::kFullMask, through, 31);
+  const zr::tile_layout l = zr::tile_layout_of(subblocks, stream_bits, th.outlier_count, sizeof(T));
+  if (l.total > span) return decode_status::truncated_tile;
+  outlier_index = l.outlier_index;
+  outlier_values = l.outlier_values;
+
+  // Warp w zeroes its stage, then lane j < 4 decodes sub-block 4w + j's nonzero values into it.
+  warp_stage& stage = stages[warp_index];
+#pragma unroll 8
+  for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) stage[row][lane] = 0;
+  __syncwarp();
+  const std::uint32_t b = warp_index * kSubblocksPerWarp + lane % kSubblocksPerWarp;
+  const std::uint32_t my_length = __shfl_sync(warp::kFullMask, length, b);
+  const std::uint32_t my_begin = __shfl_sync(warp::kFullMask, through, b) - my_length;
+  constexpr std::uint32_t kSubblockRows = zr::kSubblockElements / 32;  // 8
+  bool bad = false;
+  if (lane < kSubblocksPerWarp && b < subblocks && my_length > 0) {  // a length of 0: every value 0
+    const detail::global_words words{reinterpret_cast<const std::uint32_t*>(tile + l.stream)};
+    zr::bit_reader<detail::global_words> r(words, my_begin, my_begin + my_length);
+    detail::stage_sink out{&stage[(b % kSubblocksPerWarp) * kSubblockRows]};
+    bad = zr::get_subblock(r, detail::subblock_size(elements, b), zh.min_magnitude, out) != zr::subblock_error::none;
+  }
+  if (__syncthreads_or(bad)) return decode_status::corrupt_subblock;
+  if (deltas) {
+    // Codes = base + the deltas of the earlier sub-blocks + the running sum within the sub-block:
+    // each warp scans its rows (the elements past the tile's end are zeros), then every thread adds
+    // the earlier sub-blocks' sums to element t of each sub-block.
+    std::uint32_t carry = 0;
+    for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) {
+      const std::uint32_t through_lane = warp::inclusive_sum(static_cast<std::uint32_t>(stage[row][lane]));
+      stage[row][lane] = static_cast<std::int32_t>(carry + through_lane);
+      carry += __shfl_sync(warp::kFullMask, through_lane, 31);
+      if (row % kSubblockRows == kSubblockRows - 1) {
+        if (lane == 0) s.subblock_sum[warp_index * kSubblocksPerWarp + row / kSubblockRows] = carry;
+        carry = 0;
+      }
+    }
+    __syncthreads();
+    auto before = static_cast<std::uint32_t>(th.base);
+    for (std::uint32_t sb = 0; sb < subblocks; ++sb) {
+      const std::uint32_t e = sb * zr::kSubblockElements + threadIdx.x;
+      if (e < elements) {
+        std::int32_t& c = staged(stages, e);
+        c = static_cast<std::int32_t>(static_cast<std::uint32_t>(c) + before);
+      }
+      before += s.subblock_sum[sb];
+    }
+    __syncthreads();
+  }
+  return decode_status::ok;
+}
+
+}  // namespace zero_run
+}  // namespace kernels
+NCCLZ_END_KERNEL_NAMESPACE
