@@ -59,7 +59,7 @@ struct options {
   int root = 0;                            ///< -r
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X | --quantizer NAME
   double bound = 1e-3;
-  std::string coder = "fixed_length";      ///< --coder fixed_length|huffman|adaptive|raw
+  std::string coder = "fixed_length";      ///< --coder fixed_length|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: the library's default)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
@@ -85,7 +85,7 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
   --quantizer NAME         rel, abs (with the bound of --rel/--abs), fixed8 or fixed4 (8- or 4-bit codes,
                            a step per 1024 values shared by all ranks)
-  --coder NAME             fixed_length (default), huffman, adaptive or raw
+  --coder NAME             fixed_length (default), adaptive or raw (fixed8/fixed4: fixed_length only)
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             smallest pipeline part of the direct reductions (default: the library's);
                            one larger than the message turns the overlap off
@@ -223,9 +223,7 @@ inline options parse(int argc, const char* const* argv) {
       }
     } else if (a == "--coder") {
       o.coder = value();
-      if (o.coder != "fixed_length" && o.coder != "raw" && o.coder != "huffman" && o.coder != "adaptive") {
-        fail("--coder must be fixed_length, huffman, adaptive or raw");
-      }
+      if (o.coder != "fixed_length" && o.coder != "raw" && o.coder != "adaptive") fail("--coder must be fixed_length, adaptive or raw");
     } else if (a == "--schedule") {
       o.schedule = value();
       if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree") {

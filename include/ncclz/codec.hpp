@@ -29,14 +29,10 @@ void for_each_builtin_codec(F&& f) {
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Raw>>>();
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Raw>>>();
-  f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Huffman>>>();
-  f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Huffman>>>();
   f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Adaptive>>>();
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Adaptive>>>();
   f.template operator()<Codec<Quantizer<FixedRate<8>>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<FixedRate<4>>, EntropyCoder<FixedLength>>>();
-  f.template operator()<Codec<Quantizer<FixedRate<8>>, EntropyCoder<Adaptive>>>();
-  f.template operator()<Codec<Quantizer<FixedRate<4>>, EntropyCoder<Adaptive>>>();
 }
 
 }  // namespace ncclz

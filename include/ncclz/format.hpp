@@ -209,6 +209,14 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t max_fixed_chunk_bytes(std::uint64_t el
   return bytes;
 }
 
+/// Whether the Adaptive selector measures a tile's zero_run size: only when at least half of its
+/// codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring it is
+/// the selector's dearest step, so other tiles skip it). Host and device apply the same rule.
+NCCLZ_HOST_DEVICE constexpr bool zero_run_worth_trying(std::uint32_t zero_codes, std::uint32_t zero_deltas,
+                                                       std::uint32_t elements) {
+  return 2ull * (zero_codes > zero_deltas ? zero_codes : zero_deltas) >= elements && elements > 0;
+}
+
 /// The number of bits v needs (0 for 0).
 NCCLZ_HOST_DEVICE constexpr std::uint32_t bit_width(std::uint32_t v) {
 #if defined(__CUDA_ARCH__)

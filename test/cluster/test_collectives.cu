@@ -28,6 +28,7 @@ namespace {
 
 using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelAd = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
 using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 
@@ -545,6 +546,12 @@ int run() {
     check_allreduce<AbsFL, double, ncclz::schedule::Ring>(cc, c, stream, seed, 4099, 1e-5, true, ncclMax, root);
   }
   check_reduce_scatter<RelFL, float>(cc, c, stream, seed, 250007, 1e-3);
+  // The Adaptive coder: partial sums travel as huffman / zero_run / fixed_length tiles of codes.
+  check_allreduce<RelAd, float>(cc, c, stream, seed, 1000003, 1e-3, false);
+  check_allreduce<RelAd, float, ncclz::schedule::Ring>(cc, c, stream, seed, 300001, 1e-2, false);
+  check_reduce_scatter<RelAd, float>(cc, c, stream, seed, 250007, 1e-3);
+  check_allgather<RelAd, float>(cc, c, stream, seed, 300001, 1e-3, false);
+  check_alltoall<RelAd, float>(cc, c, stream, seed, 100003, 1e-3);
   check_reduce_scatter<RelFL, float, ncclz::schedule::Ring>(cc, c, stream, seed, 250007, 1e-3);
   check_reduce_scatter<AbsFL, double>(cc, c, stream, seed, 4099, 1e-5);
   check_reduce_scatter<RelFL, float>(cc, c, stream, seed, 0, 1e-3);

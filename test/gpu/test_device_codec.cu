@@ -163,6 +163,8 @@ using RelHuf = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCod
 using AbsHuf = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Huffman>>;
 using RelAd = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
 using AbsAd = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using RelZR = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::ZeroRun>>;
+using AbsZR = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::ZeroRun>>;
 
 /// How many tiles of a chunk are in each mode (index: tile_mode).
 std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
@@ -243,7 +245,8 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
                    (combo<AbsRaw, __nv_bfloat16>), (combo<RelHuf, float>), (combo<RelHuf, double>),
                    (combo<RelHuf, __half>), (combo<RelHuf, __nv_bfloat16>), (combo<AbsHuf, float>), (combo<RelAd, float>),
                    (combo<RelAd, double>), (combo<RelAd, __half>), (combo<RelAd, __nv_bfloat16>), (combo<AbsAd, float>),
-                   (combo<AbsAd, __half>)) {
+                   (combo<AbsAd, __half>), (combo<RelZR, float>), (combo<RelZR, double>), (combo<RelZR, __half>),
+                   (combo<RelZR, __nv_bfloat16>), (combo<AbsZR, float>)) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -260,6 +263,18 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
       }
     }
   }
+}
+
+TEST_CASE("adaptive chunks hold zero_run tiles where codes are sparse", "[gpu][codec]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  const std::vector<float> in = make_input<float>(shape::sparse, 20 * 8192 + 5, rng);
+  const std::vector<std::byte> chunk = ncclz::host::compress<RelAd>(std::span<const float>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::zero_run)] > 10);
+  require_device_matches_host<RelAd>(in, 1e-3);
 }
 
 TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes are skewed", "[gpu][codec]", RelHuf, RelAd) {

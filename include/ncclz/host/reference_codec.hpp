@@ -22,6 +22,7 @@
 #include "ncclz/format.hpp"
 #include "ncclz/host/detail/tile_bytes.hpp"
 #include "ncclz/host/huffman_reference.hpp"
+#include "ncclz/host/zero_run_reference.hpp"
 
 namespace ncclz::host {
 
@@ -102,6 +103,17 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
   return out;
 }
 
+/// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
+/// from the tile's base is 0): what the Adaptive selector's zero_run gate looks at.
+inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
+  return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
+}
+inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
+  std::uint32_t n = codes.empty() ? 0 : 1;
+  for (std::size_t i = 1; i < codes.size(); ++i) n += codes[i] == codes[i - 1];
+  return n;
+}
+
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
 /// coder tries (huffman's codebook is built only when its estimate beats the best so far, as on the
 /// device), or raw when that is no larger; ties go to the earlier mode. `block_p`: as in
@@ -129,6 +141,12 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
         huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
     if (!have || estimate < best.size()) consider(huffman::encode_tile<Codec>(values, p, std::nullopt, block_p));
   }
+  if constexpr (Coder::tries_zero_run) {
+    const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
+    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_codes(c.codes), zero_deltas(c.codes), elements)) {
+      consider(zero_run::encode_tile<Codec>(values, p, block_p));
+    }
+  }
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   if (!have || raw_bytes <= best.size()) {
     put(out, at, format::tile_header{static_cast<std::uint8_t>(tile_mode::raw), 0, 0, 0});
@@ -153,6 +171,9 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   }
   if constexpr (Codec::coder::tries_huffman) {
     if (th.mode == static_cast<std::uint8_t>(tile_mode::huffman)) return huffman::decode_tile<Codec, T>(tile_bytes, tile, p, out, block_p);
+  }
+  if constexpr (Codec::coder::tries_zero_run) {
+    if (th.mode == static_cast<std::uint8_t>(tile_mode::zero_run)) return zero_run::decode_tile<Codec, T>(tile_bytes, tile, p, out, block_p);
   }
   if (th.mode != static_cast<std::uint8_t>(tile_mode::fixed_length)) {
     corrupt_tile(tile, "has an unknown mode, or one this codec's coder does not write");

@@ -1,25 +1,8 @@
 // The zero_run tile mode (docs/format.md, "Zero-run tile"): the host reference, plain sequential C++.
 //
 // Run-length coding of zero codes, for sparse data (gradients after thresholding, ReLU
-// activations). This is the reference the device coder will match bit for bit; like the huffman
-// reference it is not wired into any Codec or EntropyCoder policy and no chunk header names it yet
-// (a policy the device cannot run would be a trap). The constants move to format.hpp
-// (`tile_mode::zero_run`) when the device coder lands.
-//
-// A tile's values are either its quantization codes or their deltas (the fixed-length pipeline),
-// zig-zagged, whichever codes smaller: sparse data keeps its zeros only as codes (a delta is 0 only
-// between two equal codes), smooth data has small values only as deltas. The values are cut into 32
-// sub-blocks of 256 with stored bit lengths, one warp lane each, as in the huffman tile. A
-// sub-block is all zeros (length 0), dense (widths per group of 32 values, as the fixed-length
-// blocks: never more than a few bytes over a fixed-length tile) or sparse (Rice-coded runs of zeros
-// before each nonzero, then the nonzeros' signs, often one for all (ReLU), and their magnitudes above
-// the tile's least (thresholded gradients), Rice-coded or in widths per group of 32). Every choice
-// is an exact integer bit count, ties to the smaller id, so the device writes the same bytes.
-// The zero_run tile mode (docs/format.md, "Zero-run tile"): the host reference, plain sequential C++.
-//
-// Run-length coding of zero codes, for sparse data (gradients after thresholding, ReLU
-// activations). Like the huffman reference it is not wired into any Codec or EntropyCoder policy
-// and no chunk header names it yet (a policy the device cannot run would be a trap).
+// activations). reference_codec.hpp calls it for the coders that try zero_run tiles
+// (EntropyCoder<ZeroRun>, <Adaptive>); the device coder writes the same bytes.
 //
 // A tile's values are either its quantization codes or their deltas (the fixed-length pipeline),
 // zig-zagged, whichever codes smaller: sparse data keeps its zeros only as codes (a delta is 0 only
@@ -50,7 +33,8 @@
 #include "ncclz/format.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
 #include "ncclz/host/detail/subblocks.hpp"   // detail::kSubblockElements, subblock_count
-#include "ncclz/host/reference_codec.hpp"    // detail::put, get, corrupt_tile
+#include "ncclz/codec.hpp"
+#include "ncclz/host/detail/tile_bytes.hpp"   // detail::put, get, corrupt_tile
 
 namespace ncclz::host::detail::zero_run {
 
@@ -85,13 +69,15 @@ struct tile_codes {
   std::vector<std::uint16_t> outlier_index;
 };
 
+/// `block_p`, when not null, holds the parameters of each scale block of the tile (blockwise
+/// quantizers: FixedRate), used instead of `p`.
 template <class Codec, class T>
-tile_codes codes_of(std::span<const T> values, const quant_params<T>& p) {
+tile_codes codes_of(std::span<const T> values, const quant_params<T>& p, const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   tile_codes c;
   c.codes.assign(values.size(), 0);
   for (std::size_t i = 0; i < values.size(); ++i) {
-    if (!Q::template quantize<T>(values[i], p, c.codes[i])) {
+    if (!Q::template quantize<T>(values[i], block_p ? block_p[i / format::kScaleBlockElements] : p, c.codes[i])) {
       c.codes[i] = 0;  // an outlier's code counts as 0, as in fixed_length tiles
       c.outlier_index.push_back(static_cast<std::uint16_t>(i));
     }
@@ -216,8 +202,8 @@ inline predictor choose_predictor(std::span<const std::int32_t> codes) {
 
 /// One zero_run tile of `values`; always this mode (choosing between modes is the selector's job).
 template <class Codec, class T>
-std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p) {
-  const tile_codes c = codes_of<Codec>(values, p);
+std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p, const quant_params<T>* block_p = nullptr) {
+  const tile_codes c = codes_of<Codec>(values, p, block_p);
   return encode_tile_with<T>(values, c, choose_predictor(c.codes));
 }
 
@@ -254,7 +240,8 @@ inline std::string subblock_problem(shared::subblock_error e, std::span<const st
 /// Decodes one zero_run tile into `out` (its element count). Checks everything before it reads it:
 /// a corrupt tile throws format_error naming `tile`, and no read goes past `tile_bytes`.
 template <class Codec, class T>
-void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out) {
+void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out,
+                 const quant_params<T>* block_p = nullptr) {
   using Q = typename Codec::quantizer;
   const auto elements = static_cast<std::uint32_t>(out.size());
   const std::uint32_t subblocks = subblock_count(elements);
@@ -294,7 +281,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   for (std::uint32_t i = 0; i < elements; ++i) {
     const auto v = static_cast<std::uint32_t>(format::unzigzag(values[i]));
     code = pred == predictor::deltas ? code + v : v;
-    out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), p);
+    out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), block_p ? block_p[i / format::kScaleBlockElements] : p);
   }
   for (std::uint32_t o = 0; o < th.outlier_count; ++o) {
     const auto i = get<std::uint16_t>(tile_bytes, l.outlier_index + 2ull * o);

@@ -11,6 +11,7 @@
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"
 #include "ncclz/device/detail/huffman_tile.cuh"
+#include "ncclz/device/detail/zero_run_tile.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/device/detail/range_kernel.cuh"
 #include "ncclz/format.hpp"
@@ -131,8 +132,18 @@ struct encode_shared_common {
 struct encode_shared_huffman : encode_shared_common {
   huffman::encode_shared huffman;
 };
+struct encode_shared_zero_run : encode_shared_common {
+  zero_run::encode_shared zero_run;
+};
+struct encode_shared_adaptive : encode_shared_common {
+  huffman::encode_shared huffman;
+  zero_run::encode_shared zero_run;
+};
 template <class Coder>
-using encode_shared = std::conditional_t<Coder::tries_huffman, encode_shared_huffman, encode_shared_common>;
+using encode_shared = std::conditional_t<
+    Coder::tries_huffman && Coder::tries_zero_run, encode_shared_adaptive,
+    std::conditional_t<Coder::tries_huffman, encode_shared_huffman,
+                       std::conditional_t<Coder::tries_zero_run, encode_shared_zero_run, encode_shared_common>>>;
 
 /// Registers per thread the encode kernel may use: the entropy modes need more than fixed_length.
 template <class Codec, class T>
@@ -179,7 +190,6 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   // Tiles are coded unless the coder is Raw and the source has values to store raw.
   constexpr bool kCodeTiles = Codec::coder::codes_tiles || !Source::allows_raw;
   using Coder = typename Codec::coder;
-  static_assert(!std::is_same_v<typename Coder::strategy, ZeroRun>, "ncclz: the zero_run tile mode has no device coder in this build yet");
   __shared__ encode_shared<Coder> s;
   const std::uint32_t tiles = static_cast<std::uint32_t>(format::tile_count(count));
   const unsigned lane = warp::lane_id();
@@ -313,6 +323,23 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       }
     }
   }
+  [[maybe_unused]] zero_run::plan zero_run_plan{};
+  if constexpr (Coder::tries_zero_run) {
+    std::uint32_t zero_codes = 0, zero_deltas = 0;
+#pragma unroll
+    for (int w = 0; w < kTileWarps; ++w) {
+      zero_codes += s.warp_zeros[w] >> 16;
+      zero_deltas += s.warp_zeros[w] & 0xffffu;
+    }
+    if (kCodeTiles && (std::is_same_v<typename Coder::strategy, ZeroRun> ||
+                       format::zero_run_worth_trying(zero_codes, zero_deltas, elements))) {
+      zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
+      if (zero_run_plan.bytes < tile_bytes) {
+        mode = tile_mode::zero_run;
+        tile_bytes = zero_run_plan.bytes;
+      }
+    }
+  }
   if (Source::allows_raw && (!kCodeTiles || raw_bytes <= tile_bytes)) {
     mode = tile_mode::raw;
     tile_bytes = raw_bytes;
@@ -350,6 +377,14 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       huffman::write_tile(s.huffman, huffman_plan, zz, block_count, huffman_offset, elements, outliers, base, dst);
       write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
                         huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
+      return;
+    }
+  }
+  if constexpr (Coder::tries_zero_run) {
+    if (mode == tile_mode::zero_run) {
+      zero_run::write<T>(s.zero_run, zero_run_plan, s.stage, elements, outliers, dst);
+      write_outliers<T>(in, dst, zero_run_plan.outlier_index, zero_run_plan.outlier_values, zero_run_plan.bytes, outliers,
+                        outliers_before, outlier_bits, first, tile_first);
       return;
     }
   }
@@ -428,11 +463,15 @@ struct decode_shared_common {
 };
 /// The decoder reads raw and fixed_length tiles always, the entropy modes where its coder writes
 /// them (their tables would cost every other decoder occupancy).
-struct decode_shared_huffman : decode_shared_common {
-  huffman::decode_shared huffman;
+struct decode_shared_entropy : decode_shared_common {
+  union {  // one tile mode at a time
+    huffman::decode_shared huffman;
+    zero_run::decode_shared zero_run;
+  };
 };
 template <class Coder>
-using decode_shared = std::conditional_t<Coder::tries_huffman, decode_shared_huffman, decode_shared_common>;
+using decode_shared =
+    std::conditional_t<Coder::tries_huffman || Coder::tries_zero_run, decode_shared_entropy, decode_shared_common>;
 
 /// Writes the warp's staged codes, dequantized, to `dst` (up to 1024 values) in coalesced order.
 template <class Q, class T>
@@ -637,11 +676,23 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
       }
       huffman::load_deltas(s.stage, block_count, running);
     }
+  } else if (Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run)) {
+    if constexpr (Coder::tries_zero_run) {
+      // The zero_run decoder stages the codes themselves (either predictor): straight to the output.
+      const decode_status st =
+          zero_run::decode<T>(s.zero_run, src, span, elements, s.stage, outlier_index_at, outlier_values_at);
+      if (st != decode_status::ok) {
+        if (threadIdx.x == 0) report(r, st, tile);
+        return;
+      }
+      if (warp_count > 0) out.unstage(stage, tile_first + warp_first, warp_count, p);
+    }
   } else {
     if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
     return;
   }
 
+  if (!Coder::tries_zero_run || mode != static_cast<std::uint8_t>(tile_mode::zero_run)) {
   if (warp_count > 0) {
     std::uint32_t sum = 0;
 #pragma unroll
@@ -667,6 +718,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     }
     __syncwarp();
     out.unstage(stage, tile_first + warp_first, warp_count, p);
+  }
   }
   if (outliers == 0) return;
   __syncthreads();  // the outliers below overwrite values the warps above wrote

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The whole device run when device time is short (one call, LIMIT_S seconds, default 420): builds
+# only what it runs, then, most important first, each step with a time limit so the run ends in
+# time and a step that runs out says so:
+#   device codec tests (bit-exact with the host: every coder, every dtype; zero_run tiles),
+#   ncclz-perf on 4 emulated ranks at 256 MiB: allreduce REL 1e-3 with Adaptive and FixedLength,
+#     bf16 Adaptive, FixedRate<8> and <4>,
+#   the collectives tests (Adaptive included) on 4 ranks, the lossless cluster test on 3 ranks,
+#   the codec bench on the real fields (fixed_length, huffman, adaptive; 64 MiB large inputs),
+#   real PyTorch gradients and their lossless ratio (fixed_length, adaptive).
+# scripts/device_run.sh is the full run (every test on 2-4 ranks, full sweeps).
+#   run(command="bash scripts/device_run_lean.sh", carry=[".deps", "data"])
+set -uo pipefail
+out=${OUT:-$PWD/device-out}
+logs=$out/logs
+mkdir -p "$logs"
+limit=${LIMIT_S:-420}
+start=$SECONDS
+left() { echo $((limit - (SECONDS - start))); }
+step() { # NAME SECONDS CMD...: CMD with at most SECONDS (and what is left), output in logs/NAME.log
+  local name=$1 max=$2
+  shift 2
+  local t
+  t=$(left)
+  [ "$t" -gt "$max" ] && t=$max
+  if [ "$t" -le 5 ]; then
+    echo "=== $name: skipped, out of time" | tee -a "$logs/summary.txt"
+    return 124
+  fi
+  local s=$SECONDS
+  timeout "$t" "$@" >"$logs/$name.log" 2>&1
+  local rc=$?
+  echo "=== $name: rc=$rc in $((SECONDS - s)) s (limit $t s)" | tee -a "$logs/summary.txt"
+  return $rc
+}
+finish() {
+  tar -czf "$out/results.tgz" -C "$out" logs 2>/dev/null && rm -rf "$logs"
+  echo "=== total $((SECONDS - start)) s"
+}
+trap finish EXIT
+
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$logs/gpu.txt" 2>&1
+build=build-device
+if [ ! -f "$build/build.ninja" ]; then
+  step setup 40 meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release || exit 1
+fi
+grads=/tmp/ncclz-grads
+(timeout 150 python3 tools/make_gradients.py "$grads" --steps 20 >"$logs/make_gradients.log" 2>&1) &
+step build 240 ninja -C "$build" -j16 test/gpu_tests benchmarks/ncclz-perf test/cluster/test_collectives \
+  test/cluster/test_lossless benchmarks/ncclz-codec-bench || { tail -40 "$logs/build.log"; }
+
+data_args=()
+[ -d data ] && data_args=(--data data)
+perf() { # NAME ARGS...
+  local name=$1
+  shift
+  step "$name" 40 scripts/emulated_cluster.sh -n 4 --timeout 60 -- "$PWD/$build/benchmarks/ncclz-perf" "${data_args[@]}" \
+    -C allreduce -b 256M -e 256M --json "$logs/$name.jsonl" "$@"
+}
+step gpu_tests 60 "$build/test/gpu_tests" "~[large]"
+perf perf-adaptive --rel 1e-3 --coder adaptive
+perf perf-fixed --rel 1e-3 --coder fixed_length
+perf perf-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16
+perf perf-fixed8 --quantizer fixed8
+perf perf-fixed4 --quantizer fixed4
+step collectives_4ranks 70 scripts/emulated_cluster.sh -n 4 --timeout 70 -- "$PWD/$build/test/cluster/test_collectives"
+step lossless_3ranks 40 scripts/emulated_cluster.sh -n 3 --timeout 40 -- "$PWD/$build/test/cluster/test_lossless"
+step codec_bench 60 "$build/benchmarks/ncclz-codec-bench" "${data_args[@]}" --bounds 1e-3,1e-4 --coders fixed_length,huffman,adaptive \
+  --runs 5 --size-mb 64 --json "$logs/codec.json"
+wait
+step lossless_bench 30 "$build/benchmarks/ncclz-codec-bench" --lossless "$grads" --coders fixed_length,adaptive --runs 5
+
+echo "=== summary"
+cat "$logs/summary.txt"
+for f in "$logs"/perf-*.log; do echo "-- $(basename "$f")"; grep -E "^ +[0-9]+ +[0-9]+ |Out of bounds" "$f"; done
+grep -h -E "passed|failed|FAILED" "$logs/gpu_tests.log" | tail -3
+tail -3 "$logs/collectives_4ranks.log" "$logs/lossless_3ranks.log" 2>/dev/null
+grep -E "^concat|^smooth |^noise |OK:|FAILED" "$logs/codec_bench.log" | head -30
+grep -E "^all |OK|FAILED" "$logs/lossless_bench.log" | head -10
