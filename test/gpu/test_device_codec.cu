@@ -29,6 +29,7 @@ struct device_buffer {
 using ncclz_test::fresh_seed;
 using ncclz_test::from_double;
 using ncclz_test::limits;
+using ncclz_test::tile_modes;
 using ncclz_test::to_double;
 
 enum class shape { smooth, noisy, constant, spiky, special, overflow, sparse, skewed, blocky };
@@ -165,19 +166,6 @@ using RelAd = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCode
 using AbsAd = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
 using RelZR = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::ZeroRun>>;
 using AbsZR = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::ZeroRun>>;
-
-/// How many tiles of a chunk are in each mode (index: tile_mode).
-std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
-  const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
-  std::vector<std::size_t> modes(4, 0);
-  for (std::uint32_t t = 0; t < h.tile_count; ++t) {
-    std::uint32_t offset;
-    std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * t, 4);
-    const auto mode = static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]);
-    ++modes.at(mode);
-  }
-  return modes;
-}
 using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed8Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Adaptive>>;

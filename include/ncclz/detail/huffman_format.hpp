@@ -6,11 +6,13 @@
 
 #include <cstdint>
 
+#include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 
 namespace ncclz::format::huffman {
 
-inline constexpr std::uint32_t kSubblockElements = 256;  // eight fixed-length blocks, one lane's stream
+using ncclz::detail::kSubblockElements;  // 256: eight fixed-length blocks, one lane's stream
+using ncclz::detail::subblock_count;
 inline constexpr std::uint32_t kTileSubblocks = kTileElements / kSubblockElements;  // 32
 inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
 inline constexpr std::uint32_t kMaxLiterals = 256;
@@ -21,10 +23,6 @@ inline constexpr std::uint32_t kMaxExtraBits = 31;  // a width-32 escape's bits,
 static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a sub-block's bit length must fit its u16");
 /// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
 inline constexpr std::uint64_t kBitsPerCodeLength = 4;
-
-constexpr std::uint32_t subblock_count(std::uint32_t elements) {
-  return (elements + kSubblockElements - 1) / kSubblockElements;
-}
 
 /// Follows the tile header.
 struct huffman_header {
@@ -50,9 +48,10 @@ constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblo
   l.code_lengths = sizeof(tile_header) + sizeof(huffman_header);
   l.subblock_bits = align_up(l.code_lengths + (symbols + 1) / 2, 2);
   l.stream = align_up(l.subblock_bits + 2ull * subblocks, 4);
-  l.outlier_index = l.stream + align_up((stream_bits + 7) / 8, 4);
-  l.outlier_values = align_up(l.outlier_index + 2ull * outliers, value_bytes);
-  l.total = align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  const ncclz::detail::stream_tail tail = ncclz::detail::stream_tail_of(l.stream, stream_bits, outliers, value_bytes);
+  l.outlier_index = tail.outlier_index;
+  l.outlier_values = tail.outlier_values;
+  l.total = tail.total;
   return l;
 }
 

@@ -1,0 +1,176 @@
+// Host tests of how the reference codec picks a tile's mode (docs/format.md, "Which mode a tile
+// takes"): EntropyCoder<Huffman>, <ZeroRun> and <Adaptive> chunks decode every coded tile to exactly
+// dequantize(quantize(x)) (the modes code the same integer codes; raw tiles hold x), an Adaptive chunk is never
+// larger than the FixedLength one, each mode shows up on the data it is for, and corrupted chunks
+// are rejected or decoded, never read out of bounds. The device writes the same bytes (GPU tests).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/host/reference_codec.hpp"
+#include "test_support.hpp"
+
+namespace {
+
+using ncclz_test::bits_of;
+using ncclz_test::fresh_seed;
+using ncclz_test::from_double;
+using ncclz_test::tile_modes;
+using ncclz_test::to_double;
+
+template <class S>
+using Rel = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<S>>;
+template <class S>
+using Abs = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<S>>;
+
+enum class data { smooth, skewed, sparse, noise, constant, with_outliers };
+const char* name_of(data d) {
+  switch (d) {
+    case data::smooth: return "smooth";
+    case data::skewed: return "skewed";
+    case data::sparse: return "sparse";
+    case data::noise: return "noise";
+    case data::constant: return "constant";
+    case data::with_outliers: return "with_outliers";
+  }
+  return "?";
+}
+
+template <class T>
+std::vector<T> make(data d, std::size_t n, std::mt19937_64& g) {
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<T> v;
+  switch (d) {
+    case data::smooth: return ncclz_test::wavy_field<T>(n, 50.0, g);
+    case data::with_outliers:
+      v = ncclz_test::wavy_field<T>(n, 50.0, g);
+      ncclz_test::add_outliers(v, 0.01, g);
+      return v;
+    default: break;
+  }
+  v.resize(n);
+  for (auto& x : v) {
+    double y = 0;
+    if (d == data::skewed) y = (g() % 2 ? 1 : -1) * std::log(1 - 0.999 * std::fabs(u(g))) * (g() % 64 == 0 ? 40.0 : 1.0);
+    else if (d == data::sparse) y = g() % 10 == 0 ? normal(g) : 0.0;  // thresholded gradients
+    else if (d == data::noise) y = u(g);
+    else y = 3.25;
+    x = from_double<T>(y);
+  }
+  return v;
+}
+
+template <class Codec, class T>
+std::vector<T> decoded(const std::vector<std::byte>& chunk, std::size_t n) {
+  std::vector<T> out(n);
+  ncclz::host::decompress<Codec>(std::span<const std::byte>(chunk), std::span<T>(out));
+  return out;
+}
+
+}  // namespace
+
+TEMPLATE_TEST_CASE("entropy coders: every tile decodes to its quantized values, adaptive never larger", "[codec][adaptive]", float,
+                   double, __half, __nv_bfloat16) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  for (const std::size_t n : {std::size_t{0}, std::size_t{1}, std::size_t{2}, std::size_t{257}, std::size_t{8193},
+                              std::size_t{5 * 8192 + 77}}) {
+    for (const data d : {data::smooth, data::skewed, data::sparse, data::noise, data::constant, data::with_outliers}) {
+      for (const double bound : {1e-2, 1e-3, 1e-4}) {
+        CAPTURE(n, name_of(d), bound);
+        const std::vector<T> in = make<T>(d, n, g);
+        const std::span<const T> s(in);
+        const auto fixed = ncclz::host::compress<Rel<ncclz::FixedLength>>(s, bound);
+        const auto adaptive = ncclz::host::compress<Rel<ncclz::Adaptive>>(s, bound);
+        const auto huffman = ncclz::host::compress<Rel<ncclz::Huffman>>(s, bound);
+        const auto zero_run = ncclz::host::compress<Rel<ncclz::ZeroRun>>(s, bound);
+        REQUIRE(adaptive.size() <= fixed.size());
+        // Every coded tile decodes to dequantize(quantize(x)) (outliers: x), whatever its mode; a
+        // raw tile to x.
+        using Q = typename Rel<ncclz::FixedLength>::quantizer;
+        const ncclz::quant_params<T> p = ncclz_test::params_for<Rel<ncclz::FixedLength>>(in, bound);
+        const auto check = [&](const char* coder, const std::vector<std::byte>& chunk, const std::vector<T>& got) {
+          constexpr std::size_t header = sizeof(ncclz::format::chunk_header);
+          for (std::size_t i = 0; i < n; ++i) {
+            std::uint32_t offset;
+            std::memcpy(&offset, chunk.data() + header + 4 * (i / ncclz::format::kTileElements), 4);
+            const bool raw = chunk[header + std::size_t{offset} * 8] == std::byte{0};
+            std::int32_t q = 0;
+            const T expected = !raw && Q::template quantize<T>(in[i], p, q) ? Q::template dequantize<T>(q, p) : in[i];
+            if (bits_of(got[i]) != bits_of(expected)) {
+              INFO(coder << ": element " << i << " of input " << to_double(in[i]) << " decodes to " << to_double(got[i])
+                         << ", expected " << to_double(expected) << (raw ? " (raw tile)" : ""));
+              REQUIRE(bits_of(got[i]) == bits_of(expected));
+            }
+          }
+        };
+        check("fixed_length", fixed, decoded<Rel<ncclz::FixedLength>, T>(fixed, n));
+        check("adaptive", adaptive, decoded<Rel<ncclz::Adaptive>, T>(adaptive, n));
+        check("huffman", huffman, decoded<Rel<ncclz::Huffman>, T>(huffman, n));
+        check("zero_run", zero_run, decoded<Rel<ncclz::ZeroRun>, T>(zero_run, n));
+      }
+    }
+  }
+}
+
+TEST_CASE("adaptive: zero_run tiles on sparse data, huffman tiles on skewed data", "[codec][adaptive]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::size_t n = 16 * 8192;
+  const auto sparse = ncclz::host::compress<Abs<ncclz::Adaptive>>(std::span<const float>(make<float>(data::sparse, n, g)), 1e-3);
+  const auto skewed = ncclz::host::compress<Rel<ncclz::Adaptive>>(std::span<const float>(make<float>(data::skewed, n, g)), 1e-3);
+  const std::vector<std::size_t> on_sparse = tile_modes(sparse), on_skewed = tile_modes(skewed);
+  CAPTURE(on_sparse[1], on_sparse[2], on_sparse[3], on_skewed[1], on_skewed[2], on_skewed[3]);
+  REQUIRE(on_sparse[static_cast<int>(ncclz::tile_mode::zero_run)] == 16);
+  REQUIRE(on_skewed[static_cast<int>(ncclz::tile_mode::huffman)] == 16);
+  // Coders that do not try a mode never write it, and a decoder of another coder rejects it.
+  const auto fixed = ncclz::host::compress<Abs<ncclz::FixedLength>>(std::span<const float>(make<float>(data::sparse, n, g)), 1e-3);
+  REQUIRE(tile_modes(fixed)[static_cast<int>(ncclz::tile_mode::zero_run)] == 0);
+  std::vector<float> out(n);
+  REQUIRE_THROWS_AS((ncclz::host::decompress<Abs<ncclz::FixedLength>>(std::span<const std::byte>(sparse), std::span<float>(out))),
+                    ncclz::format_error);
+}
+
+TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas are zero", "[codec][adaptive]") {
+  REQUIRE(ncclz::format::zero_run_worth_trying(4096, 0, 8192));
+  REQUIRE(ncclz::format::zero_run_worth_trying(0, 4096, 8192));
+  REQUIRE_FALSE(ncclz::format::zero_run_worth_trying(4095, 4095, 8192));
+  REQUIRE_FALSE(ncclz::format::zero_run_worth_trying(0, 0, 0));
+  REQUIRE(ncclz::format::zero_run_worth_trying(1, 0, 1));
+}
+
+TEMPLATE_TEST_CASE("adaptive: a corrupted chunk is rejected or decoded, never read out of bounds", "[codec][adaptive][errors]",
+                   float, __half) {
+  using T = TestType;
+  using Codec = Rel<ncclz::Adaptive>;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  // Tiles of every mode: skewed (huffman), sparse (zero_run), smooth (fixed_length or huffman).
+  std::vector<T> in = make<T>(data::skewed, 8192, g);
+  for (const data d : {data::sparse, data::smooth}) {
+    const std::vector<T> more = make<T>(d, 8192, g);
+    in.insert(in.end(), more.begin(), more.end());
+  }
+  const auto chunk = ncclz::host::compress<Codec>(std::span<const T>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::zero_run)] > 0);
+  const auto outcomes = ncclz_test::flip_bits(chunk, 200, 2000, g, [&](const std::vector<std::byte>& bytes) {
+    std::vector<T> out(in.size());
+    return ncclz_test::format_error_of(bytes, [&](std::span<const std::byte> b) {
+      ncclz::host::decompress<Codec>(b, std::span<T>(out));
+    });
+  });
+  CAPTURE(outcomes.decoded, outcomes.rejected);
+  REQUIRE(outcomes.rejected > 0);
+}
