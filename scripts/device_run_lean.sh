@@ -14,25 +14,9 @@ set -uo pipefail
 out=${OUT:-$PWD/device-out}
 logs=$out/logs
 mkdir -p "$logs"
-limit=${LIMIT_S:-420}
-start=$SECONDS
-left() { echo $((limit - (SECONDS - start))); }
-step() { # NAME SECONDS CMD...: CMD with at most SECONDS (and what is left), output in logs/NAME.log
-  local name=$1 max=$2
-  shift 2
-  local t
-  t=$(left)
-  [ "$t" -gt "$max" ] && t=$max
-  if [ "$t" -le 5 ]; then
-    echo "=== $name: skipped, out of time" | tee -a "$logs/summary.txt"
-    return 124
-  fi
-  local s=$SECONDS
-  timeout "$t" "$@" >"$logs/$name.log" 2>&1
-  local rc=$?
-  echo "=== $name: rc=$rc in $((SECONDS - s)) s (limit $t s)" | tee -a "$logs/summary.txt"
-  return $rc
-}
+default_limit=420
+# shellcheck source=scripts/timed_steps.sh
+source "$(dirname "$0")/timed_steps.sh"
 finish() {
   tar -czf "$out/results.tgz" -C "$out" logs 2>/dev/null && rm -rf "$logs"
   echo "=== total $((SECONDS - start)) s"

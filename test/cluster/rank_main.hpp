@@ -6,11 +6,45 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <exception>
+#include <random>
+
+#include <ncclz/bootstrap.hpp>
+#include <ncclz/error.hpp>
 
 namespace ncclz::test {
+
+/// A device buffer of n values (at least one, so the pointer is never null), freed on scope exit.
+template <class T>
+struct device_array {
+  T* ptr = nullptr;
+  explicit device_array(std::size_t n) { NCCLZ_CUDA_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~device_array() { NCCLZ_CUDA_TRY_NO_THROW(cudaFree(ptr)); }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+};
+
+/// One seed for every rank: NCCLZ_TEST_SEED, or a fresh one, chosen on rank 0 (which prints it)
+/// and broadcast.
+inline std::uint64_t shared_seed(ncclz::cluster_comm& cc, cudaStream_t stream, const char* program) {
+  std::uint64_t seed = 0;
+  if (cc.rank() == 0) {
+    if (const char* s = std::getenv("NCCLZ_TEST_SEED")) seed = std::strtoull(s, nullptr, 0);
+    else seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
+    std::printf("%s: %d ranks, seed 0x%llx (NCCLZ_TEST_SEED reproduces it)\n", program, cc.nranks(),
+                static_cast<unsigned long long>(seed));
+  }
+  device_array<std::uint64_t> d(1);
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr, &seed, sizeof seed, cudaMemcpyHostToDevice, stream));
+  cc.check(ncclBroadcast(d.ptr, d.ptr, 1, ncclUint64, 0, cc.comm(), stream), "ncclBroadcast(seed)");
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(&seed, d.ptr, sizeof seed, cudaMemcpyDeviceToHost, stream));
+  cc.synchronize(stream);
+  return seed;
+}
 
 template <class Run>
 int rank_main(const char* program, Run&& run) {

@@ -26,6 +26,8 @@
 
 namespace {
 
+using ncclz::test::device_array;
+
 using RelFL = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using AbsFL = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using RelAd = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
@@ -56,15 +58,6 @@ std::vector<T> input_of(std::uint64_t seed, int rank, std::size_t count) {
   }
   return v;
 }
-
-template <class T>
-struct device_array {
-  T* ptr = nullptr;
-  explicit device_array(std::size_t n) { NCCLZ_CUDA_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T))); }
-  ~device_array() { NCCLZ_CUDA_TRY_NO_THROW(cudaFree(ptr)); }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-};
 
 /// The tests exercise the compressed path at every size; the fallback has its own check.
 /// Small pipeline parts, so that the multi-part path runs at test sizes too.
@@ -478,20 +471,7 @@ int run() {
   ncclz::cluster_comm cc(ncclz::rank_from_environment());
   cudaStream_t stream;
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  std::uint64_t seed = 0;
-  if (cc.rank() == 0) {
-    if (const char* s = std::getenv("NCCLZ_TEST_SEED")) seed = std::strtoull(s, nullptr, 0);
-    else seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-    std::printf("test_collectives: %d ranks, seed 0x%llx (NCCLZ_TEST_SEED reproduces it)\n", cc.nranks(),
-                static_cast<unsigned long long>(seed));
-  }
-  {
-    device_array<std::uint64_t> d(1);
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr, &seed, sizeof seed, cudaMemcpyHostToDevice, stream));
-    cc.check(ncclBroadcast(d.ptr, d.ptr, 1, ncclUint64, 0, cc.comm(), stream), "ncclBroadcast(seed)");
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(&seed, d.ptr, sizeof seed, cudaMemcpyDeviceToHost, stream));
-    cc.synchronize(stream);
-  }
+  const std::uint64_t seed = ncclz::test::shared_seed(cc, stream, "test_collectives");
   checker c{cc.rank()};
   // FixedRate first (NCCLZ_FIXED_RATE_ONLY=1 stops after these and one timing).
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {

@@ -28,6 +28,8 @@
 
 namespace {
 
+using ncclz::test::device_array;
+
 using Lossless = ncclz::Codec<ncclz::Quantizer<ncclz::Lossless>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using LosslessRaw = ncclz::Codec<ncclz::Quantizer<ncclz::Lossless>, ncclz::EntropyCoder<ncclz::Raw>>;
 
@@ -96,15 +98,6 @@ std::vector<T> input_of(std::uint64_t seed, int rank, std::size_t count) {
   if constexpr (std::is_same_v<T, float>) put(10, from_bits<T>(ncclz::Quantizer<ncclz::Lossless>::kOutlierBits));
   return v;
 }
-
-template <class T>
-struct device_array {
-  T* ptr = nullptr;
-  explicit device_array(std::size_t n) { NCCLZ_CUDA_TRY(cudaMalloc(&ptr, std::max<std::size_t>(n, 1) * sizeof(T))); }
-  ~device_array() { NCCLZ_CUDA_TRY_NO_THROW(cudaFree(ptr)); }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-};
 
 /// The reference: out[i] = in_0[i] op ... op in_{n-1}[i] (rank r's input at all + r * count),
 /// left to right in compute_t<T>, rounded to T once; NaN wins in min and max (as a + b); ties of
@@ -299,20 +292,7 @@ int run() {
   ncclz::cluster_comm cc(ncclz::rank_from_environment());
   cudaStream_t stream;
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  std::uint64_t seed = 0;
-  if (cc.rank() == 0) {
-    if (const char* s = std::getenv("NCCLZ_TEST_SEED")) seed = std::strtoull(s, nullptr, 0);
-    else seed = (std::uint64_t{std::random_device{}()} << 32) ^ std::random_device{}();
-    std::printf("test_lossless: %d ranks, seed 0x%llx (NCCLZ_TEST_SEED reproduces it)\n", cc.nranks(),
-                static_cast<unsigned long long>(seed));
-  }
-  {
-    device_array<std::uint64_t> d(1);
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr, &seed, sizeof seed, cudaMemcpyHostToDevice, stream));
-    cc.check(ncclBroadcast(d.ptr, d.ptr, 1, ncclUint64, 0, cc.comm(), stream), "ncclBroadcast(seed)");
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(&seed, d.ptr, sizeof seed, cudaMemcpyDeviceToHost, stream));
-    cc.synchronize(stream);
-  }
+  const std::uint64_t seed = ncclz::test::shared_seed(cc, stream, "test_lossless");
   context x{cc, stream, seed};
   const ncclz::communicator_config defaults;
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {

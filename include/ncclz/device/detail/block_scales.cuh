@@ -172,16 +172,7 @@ __device__ __forceinline__ void quantize_blockwise(const T* __restrict__ in, std
     const quant_params<T> p = Q::template block_params<T>(s.block_max[b]);
     const std::uint64_t first = b * format::kScaleBlockElements;
     const std::uint64_t end = count - first < format::kScaleBlockElements ? count : first + format::kScaleBlockElements;
-    for (std::uint64_t i = first + lane; i < end; i += 32) {
-      const T x = in[i];
-      std::int32_t q;
-      if (Q::template quantize<T>(x, p, q)) {
-        codes[i] = q;
-      } else {
-        codes[i] = kOutlierCode;
-        outlier_values[i] = x;
-      }
-    }
+    for (std::uint64_t i = first + lane; i < end; i += 32) quantize_or_keep<Q>(in[i], p, codes[i], outlier_values[i]);
   }
 }
 

@@ -32,14 +32,7 @@ __global__ void __launch_bounds__(kElementwiseThreads)
   if (blockIdx.x == 0 && threadIdx.x == 0) *step_out = static_cast<double>(p.step);
   for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
        i += std::uint64_t{gridDim.x} * blockDim.x) {
-    const T x = in[i];
-    std::int32_t q;
-    if (Q::template quantize<T>(x, p, q)) {
-      codes[i] = q;
-    } else {
-      codes[i] = kOutlierCode;
-      outlier_values[i] = x;
-    }
+    quantize_or_keep<Q>(in[i], p, codes[i], outlier_values[i]);
   }
 }
 

@@ -24,6 +24,18 @@ using warp_stage = std::int32_t[kBlocksPerWarp][kStageRow];
 /// Marks an outlier in the staged codes; no code reaches it (|q| < 2^30).
 inline constexpr std::int32_t kOutlierCode = INT32_MIN;
 
+/// The code of x under Q with parameters p, or kOutlierCode with x kept in `outlier_value`.
+template <class Q, class T, class P>
+__device__ __forceinline__ void quantize_or_keep(T x, const P& p, std::int32_t& code, T& outlier_value) {
+  std::int32_t q;
+  if (Q::template quantize<T>(x, p, q)) {
+    code = q;
+  } else {
+    code = kOutlierCode;
+    outlier_value = x;
+  }
+}
+
 /// Element e (0..8191) of a tile in its block's stage (one warp_stage per warp).
 __device__ __forceinline__ std::int32_t& staged(warp_stage* stages, std::uint32_t e) {
   return stages[e / 1024][(e % 1024) / 32][e % 32];
