@@ -41,7 +41,7 @@ perf() { # NAME ARGS...
   step "$name" 40 scripts/emulated_cluster.sh -n 4 --timeout 60 -- "$PWD/$build/benchmarks/ncclz-perf" "${data_args[@]}" \
     -C allreduce -b 256M -e 256M --json "$logs/$name.jsonl" "$@"
 }
-step gpu_tests 60 "$build/test/gpu_tests" "~[large]"
+step gpu_tests 120 "$build/test/gpu_tests" "~[large]"
 perf perf-adaptive --rel 1e-3 --coder adaptive
 perf perf-fixed --rel 1e-3 --coder fixed_length
 perf perf-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16

@@ -245,7 +245,11 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
                               std::size_t{8191}, std::size_t{8192}, std::size_t{8193}, (std::size_t{1} << 20) + 7}) {
     for (const shape s : {shape::smooth, shape::noisy, shape::constant, shape::spiky, shape::special, shape::overflow,
                           shape::sparse, shape::skewed}) {
+      // The host reference of the entropy modes takes a while on a million values: fewer cases there.
+      const bool large = n > 100000 && Codec::coder::id != ncclz::coder_id::fixed_length && Codec::coder::id != ncclz::coder_id::raw;
+      if (large && s != shape::smooth && s != shape::sparse && s != shape::special) continue;
       for (const double bound : rel ? std::vector<double>{1e-2, 1e-4} : std::vector<double>{1e-1, 1e-4}) {
+        if (large && bound == (rel ? 1e-2 : 1e-1)) continue;
         CAPTURE(n, name_of(s), bound);
         require_device_matches_host<Codec>(make_input<T>(s, n, rng), bound);
       }
