@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The whole GPU-machine run in one call: build, GPU and multi-rank tests, the codec benchmark and
 # ncclz-perf on the 4-rank emulated cluster (every collective at REL 1e-3; allreduce at REL 1e-2 with
-# its phases timed; real data when ./data exists); short tables last.
+# its phases timed; allreduce, reduce_scatter and allgather with the Adaptive coder; real data when
+# ./data exists); short tables last. The codec bench runs FixedLength, Huffman and Adaptive.
 # --quick stops the sweeps at 16 MiB.
 #
 # On this (CPU) machine, once:   tools/make_datasets.sh data
@@ -28,7 +29,7 @@ meson test -C "$build" --print-errorlogs >"$out/test.log" 2>&1
 test_rc=$?
 cp "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 
-bench_args=(--json "$out/codec.json")
+bench_args=(--json "$out/codec.json" --coders fixed_length,huffman,adaptive)
 [ -d data ] && bench_args+=(--data data)
 [ $quick = 1 ] && bench_args+=(--quick)
 "$build/benchmarks/ncclz-codec-bench" "${bench_args[@]}" >"$out/bench.log" 2>&1
@@ -49,6 +50,8 @@ run_perf perf-rel1e-3 -C allreduce,reduce_scatter,allgather,broadcast,reduce,all
 perf_rc=$?
 run_perf perf-rel1e-2 -C allreduce --rel 1e-2 --phases
 perf_rc=$((perf_rc | $?))
+run_perf perf-adaptive-rel1e-3 -C allreduce,reduce_scatter,allgather --rel 1e-3 --coder adaptive
+perf_rc=$((perf_rc | $?))
 if python3 -c 'import matplotlib' 2>/dev/null; then
   python3 benchmarks/plot_perf.py --out "$out" "$out"/perf-rel1e-3.jsonl "$out"/perf-rel1e-2.jsonl >"$out/plot.log" 2>&1
 fi
@@ -58,7 +61,7 @@ grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" "$ou
 echo "=== codec benchmark (rc=$bench_rc)"
 tail -60 "$out/bench.log"
 echo "=== ncclz-perf on the emulated cluster, 4 ranks (rc=$perf_rc)"
-for name in perf-rel1e-3 perf-rel1e-2; do
+for name in perf-rel1e-3 perf-rel1e-2 perf-adaptive-rel1e-3; do
   grep -v -e "^\[" -e "^emulated_cluster: MPS" "$out/$name.log" | tail -50
 done
 # The device tool brings back only a few files: everything goes back as one archive.
