@@ -61,17 +61,7 @@ constexpr std::uint64_t kSlackOverFixed = 32;
 /// The fixed-length tile's size for `values` (never raw: what the bound is against).
 template <class Codec, class T>
 std::uint64_t fixed_length_bytes(std::span<const T> values, const ncclz::quant_params<T>& p) {
-  const auto d = hf::deltas_of<Codec>(values, p);  // the deltas of elements 1..n-1; element 0's is 0
-  const std::uint32_t blocks = fmt::tile_blocks(static_cast<std::uint32_t>(values.size()));
-  std::uint64_t planes = 0;
-  for (std::uint32_t b = 0; b < blocks; ++b) {
-    std::uint32_t any = 0;
-    for (std::uint32_t i = std::max(1u, b * fmt::kBlockElements); i < std::min<std::size_t>(values.size(), (b + 1) * fmt::kBlockElements); ++i) {
-      any |= d.zigzagged[i - 1];
-    }
-    planes += ncclz::host::detail::bit_width(any);
-  }
-  return fmt::fixed_tile_layout_of(blocks, planes, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T)).total;
+  return ncclz::host::detail::fixed_length_tile<Codec>(values, p).size();
 }
 
 template <class Codec, class T>

@@ -265,16 +265,11 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
   return book;
 }
 
-/// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
-/// `forced_literals` (tests only) overrides the encoder's choice of L.
-template <class Codec, class T>
-std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p,
-                                   std::optional<std::uint32_t> forced_literals = std::nullopt,
-                                   const quant_params<T>* block_p = nullptr) {
+/// The huffman tile of `values`, whose deltas are `d`, under `literals` literals (1..256).
+template <class T>
+std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_deltas& d, std::uint32_t literals) {
   const auto elements = static_cast<std::uint32_t>(values.size());
-  const tile_deltas d = deltas_of<Codec>(values, p, block_p);
   const std::array<std::uint32_t, kMaxSymbols> hist = histogram(d.zigzagged);
-  const std::uint32_t literals = forced_literals.value_or(choose_literals(hist));
   const std::vector<std::uint32_t> counts = symbol_counts(hist, literals);
   const codebook book = canonical_codebook(limited_code_lengths(counts), 0, elements <= 1);
   const auto symbols = static_cast<std::uint32_t>(counts.size());
@@ -311,6 +306,16 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
     put(out, l.outlier_values + std::uint64_t{o} * sizeof(T), values[d.outlier_index[o]]);
   }
   return out;
+}
+
+/// One huffman tile of `values`; always this mode (choosing between modes is the selector's job).
+/// `forced_literals` (tests only) overrides the encoder's choice of L; `block_p` as in deltas_of.
+template <class Codec, class T>
+std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params<T>& p,
+                                   std::optional<std::uint32_t> forced_literals = std::nullopt,
+                                   const quant_params<T>* block_p = nullptr) {
+  const tile_deltas d = deltas_of<Codec>(values, p, block_p);
+  return encode_tile_with<T>(values, d, forced_literals.value_or(choose_literals(histogram(d.zigzagged))));
 }
 
 /// Decodes one huffman tile into `out` (its element count). Checks everything before it reads it:

@@ -139,12 +139,12 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
     const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
         huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-    if (!have || estimate < best.size()) consider(huffman::encode_tile<Codec>(values, p, std::nullopt, block_p));
+    if (!have || estimate < best.size()) consider(huffman::encode_tile_with<T>(values, d, literals));
   }
   if constexpr (Coder::tries_zero_run) {
     const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
     if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_codes(c.codes), zero_deltas(c.codes), elements)) {
-      consider(zero_run::encode_tile<Codec>(values, p, block_p));
+      consider(zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes)));
     }
   }
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
