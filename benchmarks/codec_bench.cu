@@ -525,33 +525,34 @@ int bench_lossless(const Context& c, const std::string& dir, const std::vector<s
   std::printf("%-44s %-12s %-5s %10s %8s %8s %12s %12s %s\n", "input", "coder", "type", "values", "MiB", "ratio", "comp_GB/s",
               "decomp_GB/s", "bit_exact");
   bool ok = true;
-  for (const std::string& coder : coders) {
-  LosslessTotal f32, b16, f16;
+  std::vector<std::vector<char>> contents;  // read once, coded by each coder
   for (const auto& path : files) {
     std::ifstream f(path, std::ios::binary);
-    const std::vector<char> raw((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    const auto load = [&]<class T>(T) {
-      std::vector<T> v(raw.size() / sizeof(T));
-      std::memcpy(static_cast<void*>(v.data()), raw.data(), v.size() * sizeof(T));
-      return v;
-    };
-    const std::string ext = path.extension().string(), name = path.filename().string();
-    const auto row = [&]<class Codec, class T>(std::vector<T> v, LosslessTotal& total) {
-      ok &= lossless_row<Codec>(c, name, v, total);
-    };
-    const auto rows = [&]<class Codec>() {
-      if (ext == ".f32") row.template operator()<Codec>(load(0.0f), f32);
-      else if (ext == ".bf16") row.template operator()<Codec>(load(__nv_bfloat16{}), b16);
-      else row.template operator()<Codec>(load(__half{}), f16);
-    };
-    if (coder == "huffman") rows.template operator()<LosslessC<ncclz::Huffman>>();
-    else if (coder == "adaptive") rows.template operator()<LosslessC<ncclz::Adaptive>>();
-    else rows.template operator()<LosslessC<ncclz::FixedLength>>();
+    contents.emplace_back((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
   }
-  for (const auto& [label, t] : {std::pair{"all f32", f32}, std::pair{"all bf16", b16}, std::pair{"all f16", f16}}) {
-    if (t.in) std::printf("%-44s %-12s ratio %.4f (%.3f MiB -> %.3f MiB)\n", label, coder.c_str(), double(t.in) / double(t.out),
-                          t.in / kMiB, t.out / kMiB);
-  }
+  for (const std::string& coder : coders) {
+    LosslessTotal f32, b16, f16;
+    for (std::size_t k = 0; k < files.size(); ++k) {
+      const std::vector<char>& raw = contents[k];
+      const auto load = [&]<class T>(T) {
+        std::vector<T> v(raw.size() / sizeof(T));
+        std::memcpy(static_cast<void*>(v.data()), raw.data(), v.size() * sizeof(T));
+        return v;
+      };
+      const std::string ext = files[k].extension().string(), name = files[k].filename().string();
+      const auto rows = [&]<class Codec>() {
+        if (ext == ".f32") ok &= lossless_row<Codec>(c, name, load(0.0f), f32);
+        else if (ext == ".bf16") ok &= lossless_row<Codec>(c, name, load(__nv_bfloat16{}), b16);
+        else ok &= lossless_row<Codec>(c, name, load(__half{}), f16);
+      };
+      if (coder == "huffman") rows.template operator()<LosslessC<ncclz::Huffman>>();
+      else if (coder == "adaptive") rows.template operator()<LosslessC<ncclz::Adaptive>>();
+      else rows.template operator()<LosslessC<ncclz::FixedLength>>();
+    }
+    for (const auto& [label, t] : {std::pair{"all f32", f32}, std::pair{"all bf16", b16}, std::pair{"all f16", f16}}) {
+      if (t.in) std::printf("%-44s %-12s ratio %.4f (%.3f MiB -> %.3f MiB)\n", label, coder.c_str(), double(t.in) / double(t.out),
+                            t.in / kMiB, t.out / kMiB);
+    }
   }
   std::printf("%s: lossless round trips %s\n", ok ? "OK" : "FAILED", ok ? "bit-exact" : "LOST BITS");
   return ok ? 0 : 1;

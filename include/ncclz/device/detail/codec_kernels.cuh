@@ -678,48 +678,48 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     }
   } else if (Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run)) {
     if constexpr (Coder::tries_zero_run) {
-      // The zero_run decoder stages the codes themselves (either predictor): straight to the output.
+      // The zero_run decoder stages the codes themselves (either predictor), not deltas.
       const decode_status st =
           zero_run::decode<T>(s.zero_run, src, span, elements, s.stage, outlier_index_at, outlier_values_at);
       if (st != decode_status::ok) {
         if (threadIdx.x == 0) report(r, st, tile);
         return;
       }
-      if (warp_count > 0) out.unstage(stage, tile_first + warp_first, warp_count, p);
     }
   } else {
     if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
     return;
   }
 
-  if (!Coder::tries_zero_run || mode != static_cast<std::uint8_t>(tile_mode::zero_run)) {
-  if (warp_count > 0) {
-    std::uint32_t sum = 0;
+  const bool codes_staged = Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run);
+  if (!codes_staged) {
+    if (warp_count > 0) {
+      std::uint32_t sum = 0;
 #pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      sum += static_cast<std::uint32_t>(format::unzigzag(running[i]));
-      running[i] = sum;
+      for (int i = 0; i < 32; ++i) {
+        sum += static_cast<std::uint32_t>(format::unzigzag(running[i]));
+        running[i] = sum;
+      }
     }
-  }
-  // Codes = tile base + deltas of all earlier blocks + the running sum within the block.
-  const std::uint32_t block_sum = running[31];
-  const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
-  if (lane == 31) s.warp_sum[warp_index] = sum_through;
-  __syncthreads();  // also: every thread has read its staged deltas before any row is overwritten
-  if (warp_count > 0) {
-    std::uint32_t before = base + sum_through - block_sum;
+    // Codes = tile base + deltas of all earlier blocks + the running sum within the block.
+    const std::uint32_t block_sum = running[31];
+    const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
+    if (lane == 31) s.warp_sum[warp_index] = sum_through;
+    __syncthreads();  // also: every thread has read its staged deltas before any row is overwritten
+    if (warp_count > 0) {
+      std::uint32_t before = base + sum_through - block_sum;
 #pragma unroll
-    for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
+      for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
 #pragma unroll
-    for (int c = 0; c < 8; ++c) {
-      *reinterpret_cast<int4*>(&stage[lane][4 * c]) =
-          make_int4(static_cast<std::int32_t>(before + running[4 * c]), static_cast<std::int32_t>(before + running[4 * c + 1]),
-                    static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
+      for (int c = 0; c < 8; ++c) {
+        *reinterpret_cast<int4*>(&stage[lane][4 * c]) =
+            make_int4(static_cast<std::int32_t>(before + running[4 * c]), static_cast<std::int32_t>(before + running[4 * c + 1]),
+                      static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
+      }
     }
     __syncwarp();
-    out.unstage(stage, tile_first + warp_first, warp_count, p);
   }
-  }
+  if (warp_count > 0) out.unstage(stage, tile_first + warp_first, warp_count, p);
   if (outliers == 0) return;
   __syncthreads();  // the outliers below overwrite values the warps above wrote
   const auto* outlier_index = reinterpret_cast<const std::uint16_t*>(src + outlier_index_at);
