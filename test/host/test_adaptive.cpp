@@ -98,11 +98,9 @@ TEMPLATE_TEST_CASE("entropy coders: every tile decodes to its quantized values, 
         using Q = typename Rel<ncclz::FixedLength>::quantizer;
         const ncclz::quant_params<T> p = ncclz_test::params_for<Rel<ncclz::FixedLength>>(in, bound);
         const auto check = [&](const char* coder, const std::vector<std::byte>& chunk, const std::vector<T>& got) {
-          constexpr std::size_t header = sizeof(ncclz::format::chunk_header);
           for (std::size_t i = 0; i < n; ++i) {
-            std::uint32_t offset;
-            std::memcpy(&offset, chunk.data() + header + 4 * (i / ncclz::format::kTileElements), 4);
-            const bool raw = chunk[header + std::size_t{offset} * 8] == std::byte{0};
+            const bool raw = ncclz_test::tile_mode_of(chunk, i / ncclz::format::kTileElements) ==
+                             static_cast<std::uint8_t>(ncclz::tile_mode::raw);
             std::int32_t q = 0;
             const T expected = !raw && Q::template quantize<T>(in[i], p, q) ? Q::template dequantize<T>(q, p) : in[i];
             if (bits_of(got[i]) != bits_of(expected)) {

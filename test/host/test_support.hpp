@@ -162,15 +162,18 @@ void require_decoded_as_quantized(const std::vector<T>& in, const std::vector<T>
   }
 }
 
+/// The mode byte of tile `t` of a chunk.
+inline std::uint8_t tile_mode_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
+  std::uint32_t offset;
+  std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * t, 4);
+  return static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]);
+}
+
 /// How many tiles of a chunk are in each mode (index: the tile_mode byte).
 inline std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
   const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
   std::vector<std::size_t> modes(4, 0);
-  for (std::uint32_t t = 0; t < h.tile_count; ++t) {
-    std::uint32_t offset;
-    std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * t, 4);
-    ++modes.at(static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]));
-  }
+  for (std::uint32_t t = 0; t < h.tile_count; ++t) ++modes.at(tile_mode_of(chunk, t));
   return modes;
 }
 
