@@ -8,6 +8,7 @@
 # On this (CPU) machine, once:   tools/make_datasets.sh data
 #                                mkdir -p .deps/catch2 && cp /usr/include/catch2/catch.hpp .deps/catch2/
 # Then through the device tool:  run(command="bash scripts/device_run.sh", carry=[".deps", "data"])
+# or, to skip the build there:   scripts/pack_prebuilt.sh build-me, and carry "prebuilt" too
 # Logs go to $OUT (the device tool's folder) or ./device-out.
 set -uo pipefail
 out=${OUT:-$PWD/device-out}
@@ -19,15 +20,23 @@ nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.sm,clocks.mem --f
 nvcc --version | tail -1
 
 build="build-device"
-if [ ! -f "$build/build.ninja" ]; then
-  meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release >"$out/setup.log" 2>&1 ||
-    { cat "$out/setup.log"; exit 1; }
+if [ -f prebuilt/tests.tsv ]; then
+  # Built on the CPU machine (scripts/pack_prebuilt.sh) and carried: no build here.
+  build=prebuilt
+  export LD_LIBRARY_PATH="$PWD/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "prebuilt: $(tr '\n' ' ' <prebuilt/commit)"
+  scripts/run_test_list.sh prebuilt >"$out/test.log" 2>&1
+  test_rc=$?
+else
+  if [ ! -f "$build/build.ninja" ]; then
+    meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release >"$out/setup.log" 2>&1 ||
+      { cat "$out/setup.log"; exit 1; }
+  fi
+  ninja -C "$build" >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
+  meson test -C "$build" --print-errorlogs >"$out/test.log" 2>&1
+  test_rc=$?
+  cp "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 fi
-ninja -C "$build" >"$out/build.log" 2>&1 || { tail -50 "$out/build.log"; exit 1; }
-
-meson test -C "$build" --print-errorlogs >"$out/test.log" 2>&1
-test_rc=$?
-cp "$build/meson-logs/testlog.txt" "$out/testlog.txt" 2>/dev/null
 
 bench_args=(--json "$out/codec.json" --coders fixed_length,huffman,adaptive)
 [ -d data ] && bench_args+=(--data data)
@@ -57,7 +66,7 @@ if python3 -c 'import matplotlib' 2>/dev/null; then
 fi
 
 echo "=== tests (rc=$test_rc)"
-grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):" "$out/test.log"
+grep -E "^ *[0-9]+/[0-9]+ |^(Ok|Fail|Skipped|Expected|Unexpected|Timeout):| (OK|SKIP|FAIL|TIMEOUT)" "$out/test.log"
 echo "=== codec benchmark (rc=$bench_rc)"
 tail -60 "$out/bench.log"
 echo "=== ncclz-perf on the emulated cluster, 4 ranks (rc=$perf_rc)"

@@ -8,7 +8,8 @@
 #   the collectives tests (Adaptive included) on 4 ranks, the lossless cluster test on 3 ranks,
 #   the codec bench on the real fields (fixed_length, huffman, adaptive; 64 MiB large inputs),
 #   real PyTorch gradients and their lossless ratio (fixed_length, adaptive).
-# scripts/device_run.sh is the full run (every test on 2-4 ranks, full sweeps).
+# scripts/device_run.sh is the full run (every test on 2-4 ranks, full sweeps). With ./prebuilt
+# carried (scripts/pack_prebuilt.sh), nothing is built here.
 #   run(command="bash scripts/device_run_lean.sh", carry=[".deps", "data"])
 set -uo pipefail
 out=${OUT:-$PWD/device-out}
@@ -25,13 +26,19 @@ trap finish EXIT
 
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader >"$logs/gpu.txt" 2>&1
 build=build-device
-if [ ! -f "$build/build.ninja" ]; then
-  step setup 40 meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release || exit 1
-fi
 grads=/tmp/ncclz-grads
 (timeout 150 python3 tools/make_gradients.py "$grads" --steps 20 >"$logs/make_gradients.log" 2>&1) &
-step build 240 ninja -C "$build" -j16 test/gpu_tests benchmarks/ncclz-perf test/cluster/test_collectives \
-  test/cluster/test_lossless benchmarks/ncclz-codec-bench || { tail -40 "$logs/build.log"; }
+if [ -f prebuilt/tests.tsv ]; then
+  build=prebuilt  # built on the CPU machine (scripts/pack_prebuilt.sh) and carried: no build here
+  export LD_LIBRARY_PATH="$PWD/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  echo "=== prebuilt: $(tr '\n' ' ' <prebuilt/commit)" | tee -a "$logs/summary.txt"
+else
+  if [ ! -f "$build/build.ninja" ]; then
+    step setup 40 meson setup "$build" -Dcatch2_dir="$PWD/.deps" -Dgpu_arch=sm_90 --buildtype=release || exit 1
+  fi
+  step build 240 ninja -C "$build" -j16 test/gpu_tests benchmarks/ncclz-perf test/cluster/test_collectives \
+    test/cluster/test_lossless benchmarks/ncclz-codec-bench || { tail -40 "$logs/build.log"; }
+fi
 
 data_args=()
 [ -d data ] && data_args=(--data data)

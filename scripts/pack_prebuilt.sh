@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Packs the executables of a build made on this (CPU) machine into ./prebuilt, so that a device
+# run skips its own four-minute build: the device scripts use ./prebuilt when it is carried.
+#   scripts/pack_prebuilt.sh [BUILD_DIR]      (default build-me; configure it with -Dgpu_arch=sm_90)
+#   run(command="bash scripts/device_run.sh", carry=[".deps", "data", "prebuilt"])
+# prebuilt/tests.tsv lists meson's tests (name, timeout, command) with the source and build folders
+# written as @SRC@ and @BUILD@; scripts/run_test_list.sh runs them as `meson test` would.
+# The host-only tests (host, compile_fail_*) stay out: CI runs them. libcudart comes along (the
+# binaries link it dynamically); NCCL is the device machine's own.
+set -euo pipefail
+build=${1:-build-me}
+src=$PWD
+dest=prebuilt
+[ -f "$build/build.ninja" ] || { echo "pack_prebuilt: $build is not a meson build folder" >&2; exit 1; }
+ninja -C "$build" >/dev/null
+rm -rf "$dest" && mkdir -p "$dest/lib"
+build_abs=$(cd "$build" && pwd)
+meson introspect "$build" --targets | python3 -c '
+import json, os, sys
+build = sys.argv[1]
+for t in json.load(sys.stdin):
+    if t["type"] == "executable" and t["name"] != "host_tests":
+        for f in t["filename"]:
+            print(os.path.relpath(f, build))' "$build_abs" | while read -r exe; do
+  mkdir -p "$dest/$(dirname "$exe")" && cp "$build/$exe" "$dest/$exe" && strip --strip-unneeded "$dest/$exe"
+done
+meson introspect "$build" --tests | python3 -c '
+import json, sys
+src, build = sys.argv[1], sys.argv[2]
+for t in json.load(sys.stdin):
+    if t["name"] == "host" or t["name"].startswith("compile_fail"):
+        continue
+    cmd = [a.replace(build, "@BUILD@").replace(src, "@SRC@") for a in t["cmd"]]
+    print("\t".join([t["name"], str(t["timeout"])] + cmd))' "$src" "$build_abs" >"$dest/tests.tsv"
+cudart=$(ldd "$dest/test/gpu_tests" | awk '/libcudart/ {print $3}')
+[ -n "$cudart" ] && cp "$cudart" "$dest/lib/"
+git rev-parse --short HEAD >"$dest/commit"
+git diff --quiet HEAD || echo "(with uncommitted changes)" >>"$dest/commit"
+du -sh "$dest"
