@@ -61,7 +61,7 @@ struct options {
   double bound = 1e-3;
   std::string coder = "fixed_length";      ///< --coder fixed_length|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
-  std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: the library's default)
+  std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: one part, no overlap)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
@@ -87,8 +87,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            a step per 1024 values shared by all ranks)
   --coder NAME             fixed_length (default), adaptive or raw (fixed8/fixed4: fixed_length only)
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
-  --chunk SIZE             smallest pipeline part of the direct reductions (default: the library's);
-                           one larger than the message turns the overlap off
+  --chunk SIZE             cut the direct reductions into parts of at least SIZE bytes a rank (at
+                           most 16) so coding overlaps transfers; default: one part (no overlap)
   --phases                 time the phases of each ncclz call (codec, size exchange, host gap,
                            transfer) into --json; adds CUDA events to the timed calls
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
