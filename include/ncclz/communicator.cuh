@@ -921,8 +921,9 @@ class Communicator {
     exchange_meta(fn, count, stream);
     exchange_chunks(stream, root);
     if (root < 0 || rank_ == root) {
+      dequantize<T>(mine.count, recv + mine.first, mine.first, stream);  // the codes of our own chunk
       for (int r = 0; r < nranks_; ++r) {
-        device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
+        if (r != rank_) device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
       }
     }
     finish_info(collective, algo, count * sizeof(T), stream);
@@ -1059,6 +1060,9 @@ class Communicator {
       }
       coded[i] = events;
       NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
+      // The owner's own sub-segment: the codes it just coded, dequantized, are what the peers will
+      // decode from its chunk (coding is lossless), so it is not decoded again.
+      if (!scatter && (root < 0 || me == root)) dequantize<T>(mine.count, recv + mine.first, mine.first, compute_);
     }
 
     if (!scatter) {
@@ -1071,6 +1075,7 @@ class Communicator {
         if (root < 0 || me == root) {
           join(compute_, stream, events++);
           for (int r = 0; r < n; ++r) {
+            if (r == me) continue;  // dequantized when it was coded
             const schedule::segment s = sub(i, r);
             device::detail::launch_decode<Codec>(chunk(recv_slot(i, r)), chunk_size(r, parts + i), recv + s.first, s.count,
                                                  report(), compute_);
@@ -1161,8 +1166,10 @@ class Communicator {
       exchange_meta(fn, count, stream, 1);
       exchange_chunks(stream, root, 0, 1);
       if (root < 0 || me == root) {
+        // Our own segment is `reduced` itself (the chunk codes it losslessly).
+        NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + mine.first, reduced, mine.count * sizeof(T), cudaMemcpyDeviceToDevice, stream));
         for (int r = 0; r < n; ++r) {
-          device::detail::launch_decode<Codec>(chunk(r), chunk_size(r, 1), recv + seg[r].first, seg[r].count, report(), stream);
+          if (r != me) device::detail::launch_decode<Codec>(chunk(r), chunk_size(r, 1), recv + seg[r].first, seg[r].count, report(), stream);
         }
       }
       owner_bytes = chunk_size(me, 1);
