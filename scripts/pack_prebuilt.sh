@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Packs the executables of a build made on this (CPU) machine into ./prebuilt, so that a device
 # run skips its own four-minute build: the device scripts use ./prebuilt when it is carried.
-#   scripts/pack_prebuilt.sh [BUILD_DIR]      (default build-me; configure it with -Dgpu_arch=sm_90)
+#   scripts/pack_prebuilt.sh [--no-build] [BUILD_DIR]   (default build-me, configured with -Dgpu_arch=sm_90;
+#                                                        --no-build packs what is built, stale or not)
 #   run(command="bash scripts/device_run.sh", carry=[".deps", "data", "prebuilt"])
 # prebuilt/tests.tsv lists meson's tests (name, timeout, command) with the source and build folders
 # written as @SRC@ and @BUILD@; scripts/run_test_list.sh runs them as `meson test` would.
 # The host-only tests (host, compile_fail_*) stay out: CI runs them. libcudart comes along (the
 # binaries link it dynamically); NCCL is the device machine's own.
 set -euo pipefail
+build_first=1
+[ "${1:-}" = "--no-build" ] && { build_first=0; shift; }
 build=${1:-build-me}
 src=$PWD
 dest=prebuilt
 [ -f "$build/build.ninja" ] || { echo "pack_prebuilt: $build is not a meson build folder" >&2; exit 1; }
-ninja -C "$build" >/dev/null
+[ $build_first = 1 ] && ninja -C "$build" >/dev/null
 rm -rf "$dest" && mkdir -p "$dest/lib"
 build_abs=$(cd "$build" && pwd)
 meson introspect "$build" --targets | python3 -c '

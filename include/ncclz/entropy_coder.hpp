@@ -37,7 +37,7 @@ struct Raw {
 };
 
 /// Strategy tag: a canonical Huffman code of the code deltas per tile, built on the device from
-/// the tile's histogram (codes of at most 12 bits; wide deltas escape by bit width).
+/// the tile's histogram (codes of at most 11 bits; wide deltas escape by bit width).
 struct Huffman {
   static constexpr coder_id id = coder_id::huffman;
   static constexpr const char* name = "huffman";

@@ -191,7 +191,7 @@ TEST_CASE("huffman: code lengths are optimal when the limit does not bind, compl
       }
     }
   }
-  SECTION("Fibonacci counts (an unlimited code 29 bits deep) are cut to 12 bits at a small cost") {
+  SECTION("Fibonacci counts (an unlimited code 29 bits deep) are cut to 11 bits at a small cost") {
     std::vector<std::uint32_t> counts = {1, 1};
     while (counts.size() < 30) counts.push_back(counts[counts.size() - 1] + counts[counts.size() - 2]);
     const auto unlimited = hf::limited_code_lengths(counts, 64);
@@ -201,7 +201,7 @@ TEST_CASE("huffman: code lengths are optimal when the limit does not bind, compl
     REQUIRE_NOTHROW(hf::canonical_codebook(lengths, 0, false));
     const double cost = static_cast<double>(coded_bits(counts, lengths)) / static_cast<double>(optimal_bits(counts));
     CAPTURE(cost);
-    REQUIRE(cost < 1.02);
+    REQUIRE(cost < 1.025);  // 1.021 (at a 12-bit limit it was 1.012; real fields lose nothing)
   }
 }
 
@@ -238,7 +238,7 @@ TEST_CASE("huffman: canonical_codebook rejects lengths no encoder writes", "[huf
   };
   REQUIRE_THAT(error_of({1, 1, 1}), Contains("tile 3") && Contains("over-subscribed"));
   REQUIRE_THAT(error_of({1, 2}), Contains("incomplete"));
-  REQUIRE_THAT(error_of({13, 1}), Contains("over 12 bits"));
+  REQUIRE_THAT(error_of({12, 1}), Contains("over 11 bits"));
   REQUIRE_THAT(error_of({0, 0}), Contains("empty"));
   REQUIRE_THAT(error_of({0, 2}), Contains("lone"));
   REQUIRE(error_of({0, 0}, true).empty());
@@ -474,7 +474,7 @@ TEST_CASE("huffman tile: each corrupt field is a format_error that says what is 
                Contains("symbol count"));
   REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 8, 60000); }), Contains("symbol count"));
   REQUIRE_THAT(with([](bytes& t) { store<std::uint16_t>(t, 2, 1001); }), Contains("outliers"));
-  REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0xDD}; }), Contains("over 12 bits"));
+  REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0xCC}; }), Contains("over 11 bits"));
   REQUIRE_THAT(with([&](bytes& t) { t[l.code_lengths] = std::byte{0x11}; }), Contains("over-subscribed"));
   REQUIRE_THAT(with([&](bytes& t) { std::fill(t.begin() + l.code_lengths, t.begin() + l.subblock_bits, std::byte{0}); }),
                Contains("empty"));

@@ -14,7 +14,7 @@ namespace ncclz::format::huffman {
 using ncclz::detail::kSubblockElements;  // 256: eight fixed-length blocks, one lane's stream
 using ncclz::detail::subblock_count;
 inline constexpr std::uint32_t kTileSubblocks = kTileElements / kSubblockElements;  // 32
-inline constexpr std::uint32_t kMaxCodeLength = 12;     // a 4096-entry decode table
+inline constexpr std::uint32_t kMaxCodeLength = 11;     // a 2048-entry decode table (of 32-bit entries)
 inline constexpr std::uint32_t kMaxLiterals = 256;
 /// L literals, then an escape class for each width bit_width(L)..32: at most 280 symbols.
 constexpr std::uint32_t max_symbols(std::uint32_t literals) { return literals + 33 - bit_width(literals); }

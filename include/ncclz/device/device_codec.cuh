@@ -120,7 +120,7 @@ inline void throw_if_failed(const char* fn, const decode_report& r) {
     case decode_status::bad_tile_mode: what = "a tile has an unknown mode, or one this codec's coder does not write (decode with the codec that compressed)"; break;
     case decode_status::bad_width: what = "corrupted stream: a block width is over 32 bits"; break;
     case decode_status::bad_outlier_index: what = "corrupted stream: an outlier index is outside its tile"; break;
-    case decode_status::bad_codebook: what = "corrupted stream: a Huffman codebook is invalid (length over 12 bits or not complete)"; break;
+    case decode_status::bad_codebook: what = "corrupted stream: a Huffman codebook is invalid (length over 11 bits or not complete)"; break;
     case decode_status::corrupt_subblock: what = "corrupted stream: a sub-block does not decode to exactly its stored length"; break;
     case decode_status::bad_tile_header: what = "corrupted stream: a tile's coder header is invalid"; break;
     case decode_status::bad_block_step: what = "corrupted stream: a step of the fixed_rate step table is negative or not finite"; break;

@@ -10,7 +10,7 @@
 // self-contained bit stream whose length is stored, so the 32 lanes of a warp decode one tile
 // independently, lane k sub-block k, after one warp scan of the lengths (an escaped delta's bits
 // sit inline after its escape code: no cross-sub-block index); codes are at
-// most 12 bits, so a decoder resolves each one with a single lookup in a 4096-entry table built
+// most 11 bits, so a decoder resolves each one with a single lookup in a 2048-entry table built
 // from the code lengths in shared memory; and the codebook is derived only from integer counts,
 // with every tie broken by symbol value, so a device build reproduces it exactly.
 #pragma once
@@ -208,7 +208,7 @@ struct codebook {
   std::vector<std::uint8_t> emitted;  ///< bits each symbol takes in the stream (0 when it is alone)
   std::uint32_t used = 0;
 
-  /// The decoder's table: entry k is the symbol whose code starts the 12 stream bits k (first bit
+  /// The decoder's table: entry k is the symbol whose code starts the 11 stream bits k (first bit
   /// lowest), and the code's length. Complete codes fill every entry.
   struct entry {
     std::uint16_t symbol;
@@ -239,7 +239,7 @@ inline codebook canonical_codebook(std::span<const std::uint8_t> lengths, std::u
   std::array<std::uint32_t, kMaxCodeLength + 1> count_of_length{};
   std::uint64_t kraft = 0;  // in units of 2^-kMaxCodeLength
   for (const std::uint8_t len : lengths) {
-    if (len > kMaxCodeLength) corrupt_tile(tile, "has a Huffman code length over 12 bits");
+    if (len > kMaxCodeLength) corrupt_tile(tile, "has a Huffman code length over 11 bits");
     if (len == 0) continue;
     ++count_of_length[len];
     ++book.used;

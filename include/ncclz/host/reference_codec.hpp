@@ -115,8 +115,9 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
 }
 
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
-/// coder tries (huffman's codebook is built only when its estimate beats the best so far, as on the
-/// device), or raw when that is no larger; ties go to the earlier mode. `block_p`: as in
+/// coder tries, or raw when that is no larger; ties go to the earlier mode (fixed_length, huffman,
+/// zero_run). As on the device, zero_run is measured before huffman's codebook is built, and that
+/// is built only when its estimate beats both fixed_length and zero_run. `block_p`: as in
 /// fixed_length_tile.
 template <class Codec, class T>
 std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
@@ -132,6 +133,13 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     }
   };
   if constexpr (Coder::tries_fixed_length) consider(fixed_length_tile<Codec>(values, p, block_p));
+  std::vector<std::byte> zero_run_tile;  // empty: not measured
+  if constexpr (Coder::tries_zero_run) {
+    const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
+    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_codes(c.codes), zero_deltas(c.codes), elements)) {
+      zero_run_tile = zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes));
+    }
+  }
   if constexpr (Coder::tries_huffman) {
     const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p, block_p);
     const auto hist = huffman::histogram(d.zigzagged);
@@ -139,14 +147,11 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
     const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
         huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-    if (!have || estimate < best.size()) consider(huffman::encode_tile_with<T>(values, d, literals));
+    const bool beats_fixed = !have || estimate < best.size();
+    const bool beats_zero_run = zero_run_tile.empty() || estimate < zero_run_tile.size();
+    if (beats_fixed && beats_zero_run) consider(huffman::encode_tile_with<T>(values, d, literals));
   }
-  if constexpr (Coder::tries_zero_run) {
-    const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
-    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_codes(c.codes), zero_deltas(c.codes), elements)) {
-      consider(zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes)));
-    }
-  }
+  if (!zero_run_tile.empty()) consider(std::move(zero_run_tile));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   if (!have || raw_bytes <= best.size()) {
     put(out, at, format::tile_header{static_cast<std::uint8_t>(tile_mode::raw), 0, 0, 0});

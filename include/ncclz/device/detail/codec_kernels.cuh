@@ -297,9 +297,10 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t packed_before = packed_through - packed;
   const std::uint32_t outliers_before = outliers_before_warp + (packed_before >> 16);
 
-  // The tile's mode: the smallest of those the coder tries, every size exact (huffman's codebook is
-  // built only when its estimate beats the best so far); raw when that is no larger (input values),
-  // fixed_length when raw is not allowed (codes must stay codes). Ties go to the earlier mode.
+  // The tile's mode: the smallest of those the coder tries, every size exact; raw when that is no
+  // larger (input values), fixed_length when raw is not allowed (codes must stay codes). Ties go to
+  // the earlier mode. zero_run is measured first, so huffman's codebook (the slow part) is built
+  // only when its estimate beats both fixed_length and zero_run.
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   constexpr std::uint64_t kNone = ~std::uint64_t{0};
@@ -309,21 +310,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     mode = tile_mode::fixed_length;
     tile_bytes = layout.total;
   }
-  [[maybe_unused]] huffman::plan huffman_plan{};
-  [[maybe_unused]] std::uint32_t huffman_offset = 0;
-  if constexpr (Coder::tries_huffman) {
-    if (kCodeTiles) {
-      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers);
-      if (e.bytes < tile_bytes) {
-        huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
-        if (huffman_plan.layout.total < tile_bytes) {
-          mode = tile_mode::huffman;
-          tile_bytes = huffman_plan.layout.total;
-        }
-      }
-    }
-  }
-  [[maybe_unused]] zero_run::plan zero_run_plan{};
+  [[maybe_unused]] zero_run::plan zero_run_plan{kNone, 0, 0};
   if constexpr (Coder::tries_zero_run) {
     std::uint32_t zero_codes = 0, zero_deltas = 0;
 #pragma unroll
@@ -334,11 +321,25 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     if (kCodeTiles && (std::is_same_v<typename Coder::strategy, ZeroRun> ||
                        format::zero_run_worth_trying(zero_codes, zero_deltas, elements))) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
-      if (zero_run_plan.bytes < tile_bytes) {
-        mode = tile_mode::zero_run;
-        tile_bytes = zero_run_plan.bytes;
+    }
+  }
+  [[maybe_unused]] huffman::plan huffman_plan{};
+  [[maybe_unused]] std::uint32_t huffman_offset = 0;
+  if constexpr (Coder::tries_huffman) {
+    if (kCodeTiles) {
+      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers);
+      if (e.bytes < min(tile_bytes, zero_run_plan.bytes)) {
+        huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
+        if (huffman_plan.layout.total < tile_bytes) {
+          mode = tile_mode::huffman;
+          tile_bytes = huffman_plan.layout.total;
+        }
       }
     }
+  }
+  if (zero_run_plan.bytes < tile_bytes) {
+    mode = tile_mode::zero_run;
+    tile_bytes = zero_run_plan.bytes;
   }
   if (Source::allows_raw && (!kCodeTiles || raw_bytes <= tile_bytes)) {
     mode = tile_mode::raw;
@@ -374,7 +375,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
   if constexpr (Coder::tries_huffman) {
     if (mode == tile_mode::huffman) {
-      huffman::write_tile(s.huffman, huffman_plan, zz, block_count, huffman_offset, elements, outliers, base, dst);
+      huffman::write_tile(s.huffman, huffman_plan, zz, block_count, huffman_offset, elements, outliers, base, dst,
+                          reinterpret_cast<std::uint32_t*>(s.stage), static_cast<std::uint32_t>(sizeof(s.stage) / 4));
       write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
                         huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
       return;
@@ -469,6 +471,7 @@ struct decode_shared_entropy : decode_shared_common {
     zero_run::decode_shared zero_run;
   };
 };
+static_assert(sizeof(zero_run::decode_shared) <= sizeof(huffman::decode_shared), "zero_run's scratch costs no occupancy");
 template <class Coder>
 using decode_shared =
     std::conditional_t<Coder::tries_huffman || Coder::tries_zero_run, decode_shared_entropy, decode_shared_common>;

@@ -21,7 +21,7 @@ enum class decode_status : std::uint32_t {
   bad_tile_mode,
   bad_width,
   bad_outlier_index,
-  bad_codebook,      ///< huffman: a code length over 12 bits, or a code that is not complete
+  bad_codebook,      ///< huffman: a code length over 11 bits, or a code that is not complete
   corrupt_subblock,  ///< huffman / zero_run: a sub-block's stream does not decode to exactly its stored bits
   bad_tile_header,   ///< a tile's mode-specific header (reserved bytes, counts, predictor) is invalid
   bad_block_step,    ///< fixed_rate: a step of the step table is negative, NaN or infinite

@@ -15,9 +15,10 @@
 //      scan give every thread its bit offset in the tile's stream;
 //   4. write: the stream's words are zeroed, then each thread ORs in its codes (atomicOr only on
 //      32-bit words; most are whole words of one thread).
-// Decoding builds the 4096-entry table in shared memory from the stored lengths (every thread
-// resolves 16 entries by a binary search over the canonical order), then one thread per sub-block
-// (four per warp, so staged writes conflict at most 4-way) decodes its 256 deltas into the stage.
+// Decoding builds the 2048-entry table in shared memory from the stored lengths (canonical order
+// by ballots; each thread fills 8 consecutive windows with one binary search and a walk; a window
+// holding two whole literal codes decodes both), then warp 0 decodes, lane k sub-block k, its 256
+// deltas into a bank-skewed buffer over the stage.
 #pragma once
 
 #include <cstddef>
@@ -38,6 +39,45 @@ using namespace ncclz::format::huffman;
 using format::bit_width;
 using format::tile_header;
 
+/// Symbols are grouped by 32 (a warp's lanes) to rank them within their code length.
+inline constexpr std::uint32_t kSymbolGroups = (kMaxSymbols + 31) / 32;
+using group_counts = std::uint16_t[kSymbolGroups][kMaxCodeLength + 1];
+
+/// By all 256 threads: the rank of symbol threadIdx.x + 256 r (r = 0, 1) among the symbols of its
+/// code length, by symbol (canonical codes are consecutive there). Lanes of one length find each
+/// other with __match_any_sync; earlier groups of 32 add their counts. `counts` must be zero on
+/// entry; ends with a barrier.
+__device__ __forceinline__ void ranks_within_length(const std::uint8_t* length, std::uint32_t symbols, group_counts& counts,
+                                                    std::uint32_t (&rank)[2]) {
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {
+    const std::uint32_t sym = threadIdx.x + round * kTileThreads;
+    const std::uint32_t len = sym < symbols ? length[sym] : 0u;
+    const std::uint32_t peers = __match_any_sync(warp::kFullMask, len);
+    rank[round] = __popc(peers & ((1u << warp::lane_id()) - 1u));
+    if (sym / 32 < kSymbolGroups && len != 0 && rank[round] == 0) counts[sym / 32][len] = static_cast<std::uint16_t>(__popc(peers));
+  }
+  __syncthreads();
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {
+    const std::uint32_t sym = threadIdx.x + round * kTileThreads;
+    const std::uint32_t len = sym < symbols ? length[sym] : 0u;
+    if (len == 0) continue;
+    for (std::uint32_t g = 0; g < sym / 32; ++g) rank[round] += counts[g][len];
+  }
+}
+
+/// The canonical code of the first symbol of length `len` (the host's next_code[len]).
+__device__ __forceinline__ std::uint32_t first_canonical_code(const std::uint32_t* count_of_length, std::uint32_t len) {
+  std::uint32_t code = 0;
+  for (std::uint32_t k = 1; k <= len; ++k) code = (code + (k > 1 ? count_of_length[k - 1] : 0u)) << 1;
+  return code;
+}
+
+/// Slots of the encoder's sort of the used symbols: two per thread.
+inline constexpr std::uint32_t kSortSlots = 2 * kTileThreads;
+static_assert(kMaxSymbols <= kSortSlots, "every symbol has a sort slot");
+
 /// Per-tile scratch of the encoder (about 9 KB).
 struct encode_shared {
   std::uint32_t hist[kMaxSymbols];    ///< symbol counts under 256 literals
@@ -48,11 +88,15 @@ struct encode_shared {
       std::uint64_t clogc_before[kMaxLiterals + 1];  ///< their sum of c log c
     } score;
     struct {  // step 3
-      std::uint32_t weight[2 * kMaxSymbols];
+      union {
+        std::uint32_t sort_keys[kSortSlots];  ///< count << 9 | symbol, sorted (unused symbols: ~0, last)
+        std::uint32_t weight[2 * kMaxSymbols];  ///< then the merge's leaves (in that order) and nodes
+      };
       std::uint16_t parent[2 * kMaxSymbols];
-      std::uint16_t sorted_up[kMaxSymbols];    ///< used symbols by (count, symbol)
       std::uint16_t sorted_down[kMaxSymbols];  ///< used symbols by (count descending, symbol)
       std::uint32_t length_count[kMaxSymbols + 1];
+      group_counts length_groups;
+      std::uint32_t first_code[kMaxCodeLength + 1];
     } build;
   };
   std::uint16_t code[kMaxSymbols];     ///< bit-reversed canonical code
@@ -113,18 +157,14 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
   for (std::uint32_t k = threadIdx.x; k < kMaxSymbols; k += kTileThreads) s.hist[k] = 0;
   if (threadIdx.x == 0) s.best = ~std::uint64_t{0};
   __syncthreads();
-  std::uint32_t common[3] = {0, 0, 0};
+  // The lanes of a warp holding the same symbol add it once (smooth data puts most of a warp's
+  // deltas in a few bins, where one atomic a lane would serialize).
+  const std::uint32_t lanes_below = (1u << warp::lane_id()) - 1u;
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    if (!coded(i, count)) continue;
-    const std::uint32_t z = zz[i];
-    if (z < 3) ++common[z];
-    else atomicAdd(&s.hist[symbol_of(z, kMaxLiterals)], 1u);
-  }
-#pragma unroll
-  for (int k = 0; k < 3; ++k) {
-    const std::uint32_t c = __reduce_add_sync(warp::kFullMask, common[k]);
-    if (warp::lane_id() == 0 && c != 0) atomicAdd(&s.hist[k], c);
+    const std::uint32_t sym = coded(i, count) ? symbol_of(zz[i], kMaxLiterals) : ~0u;
+    const std::uint32_t peers = __match_any_sync(warp::kFullMask, sym);
+    if (sym != ~0u && (peers & lanes_below) == 0) atomicAdd(&s.hist[sym], static_cast<std::uint32_t>(__popc(peers)));
   }
   __syncthreads();
 
@@ -198,25 +238,54 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   }
   if (threadIdx.x == 0) s.used = 0;
   for (std::uint32_t k = threadIdx.x; k <= kMaxSymbols; k += kTileThreads) s.build.length_count[k] = 0;
+  for (std::uint32_t k = threadIdx.x; k < kSymbolGroups * (kMaxCodeLength + 1); k += kTileThreads) (&s.build.length_groups[0][0])[k] = 0;
   __syncthreads();
-  // Ranks of the used symbols in both orders the host sorts them in (keys are unique).
-  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
-    const std::uint32_t c = s.counts[sym];
-    if (c == 0) continue;
-    atomicAdd(&s.used, 1u);
-    std::uint32_t up = 0, down = 0;
-    for (std::uint32_t o = 0; o < symbols; ++o) {
-      const std::uint32_t d = s.counts[o];
-      if (d == 0) continue;
-      up += d < c || (d == c && o < sym);
-      down += d > c || (d == c && o < sym);
+  // The used symbols in both orders the host sorts them in. By (count, symbol): a bitonic sort of
+  // the unique keys count << 9 | symbol (unused symbols sort last), 45 compare-exchange steps
+  // instead of every thread comparing its symbol with all the others.
+  auto& keys = s.build.sort_keys;
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {
+    const std::uint32_t sym = threadIdx.x + round * kTileThreads;
+    const std::uint32_t c = sym < symbols ? s.counts[sym] : 0u;
+    keys[sym] = c != 0 ? (c << 9 | sym) : ~0u;
+    if (c != 0) atomicAdd(&s.used, 1u);
+  }
+  for (std::uint32_t k = 2; k <= kSortSlots; k <<= 1) {
+    for (std::uint32_t j = k / 2; j > 0; j /= 2) {
+      // A step of j <= 32 stays within each warp's 64 slots: a warp barrier does, unless the slots
+      // come from another warp (the first step; the one after a step of j = 64). 10 block
+      // barriers, not 45.
+      if (k == 2 || j >= 64 || (j == 32 && k >= 128)) __syncthreads();
+      else __syncwarp();
+      const std::uint32_t i = ((threadIdx.x & ~(j - 1)) << 1) | (threadIdx.x & (j - 1));
+      const std::uint32_t a = keys[i], b = keys[i + j];
+      if ((a > b) == ((i & k) == 0)) {
+        keys[i] = b;
+        keys[i + j] = a;
+      }
     }
-    s.build.sorted_up[up] = static_cast<std::uint16_t>(sym);
-    s.build.sorted_down[down] = static_cast<std::uint16_t>(sym);
   }
   __syncthreads();
   const std::uint32_t m = s.used;
-  for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) s.build.weight[i] = s.counts[s.build.sorted_up[i]];
+  // By (count descending, symbol): the symbols of larger counts first, then those of its count
+  // before it. Binary searches for where its count's run starts and ends.
+  const auto first_at_least = [&](std::uint32_t key) {
+    std::uint32_t lo = 0, hi = m;
+    while (lo < hi) {
+      const std::uint32_t mid = (lo + hi) / 2;
+      if (keys[mid] < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) {
+    const std::uint32_t key = keys[i], c = key >> 9;
+    const std::uint32_t run_begin = first_at_least(c << 9), run_end = first_at_least((c + 1) << 9);
+    s.build.sorted_down[(m - run_end) + (i - run_begin)] = static_cast<std::uint16_t>(key & 0x1FFu);
+  }
+  __syncthreads();
+  for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) s.build.weight[i] = keys[i] >> 9;  // its own slot
   __syncthreads();
   if (threadIdx.x == 0 && m >= 2) {
     // The host's two-queue merge (limited_code_lengths), step for step. The queues' head weights
@@ -280,18 +349,17 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   }
   __syncthreads();
   // Canonical codes: consecutive within a length, in symbol order, shorter lengths first.
-  for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
+  if (threadIdx.x <= kMaxCodeLength) s.build.first_code[threadIdx.x] = first_canonical_code(s.build.length_count, threadIdx.x);
+  std::uint32_t rank[2];
+  ranks_within_length(s.length, m >= 2 ? symbols : 0u, s.build.length_groups, rank);
+#pragma unroll
+  for (int round = 0; round < 2; ++round) {
+    const std::uint32_t sym = threadIdx.x + round * kTileThreads;
+    if (sym >= symbols) continue;
     const std::uint32_t len = s.length[sym];
     s.emitted[sym] = static_cast<std::uint8_t>(m >= 2 ? len : 0u);
-    if (len == 0 || m < 2) {
-      s.code[sym] = 0;
-      continue;
-    }
-    std::uint32_t code = 0;
-    for (std::uint32_t l = 1; l <= len; ++l) code = (code + (l > 1 ? s.build.length_count[l - 1] : 0u)) << 1;
-    // code is now the host's next_code[len]; add the symbols of this length before this one.
-    for (std::uint32_t o = 0; o < sym; ++o) code += s.length[o] == len;
-    s.code[sym] = static_cast<std::uint16_t>(__brev(code) >> (32 - len));
+    s.code[sym] = len == 0 || m < 2 ? std::uint16_t{0}
+                                    : static_cast<std::uint16_t>(__brev(s.build.first_code[len] + rank[round]) >> (32 - len));
   }
   __syncthreads();
 
@@ -320,10 +388,11 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
 }
 
 /// Step 4, by all 256 threads after build_tile: everything of the tile before its outlier arrays.
-/// `tile` is 8-byte aligned global memory.
+/// `tile` is 8-byte aligned global memory; `scratch` is shared memory nothing else reads now.
 __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
                                            std::uint32_t count, std::uint32_t offset, std::uint32_t elements,
-                                           std::uint32_t outliers, std::int32_t base, std::byte* tile) {
+                                           std::uint32_t outliers, std::int32_t base, std::byte* tile,
+                                           std::uint32_t* scratch, std::uint32_t scratch_words) {
   const tile_layout& l = pl.layout;
   if (threadIdx.x == 0) {
     *reinterpret_cast<tile_header*>(tile) =
@@ -347,46 +416,75 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
   }
   auto* words = reinterpret_cast<std::uint32_t*>(tile + l.stream);
   const std::uint32_t word_count = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
-  for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) words[k] = 0;
-  __syncthreads();
-  // This thread's codes, LSB first from bit `offset`.
-  std::uint64_t acc = 0;
-  std::uint32_t held = offset % 32, word = offset / 32;
-  const auto flush = [&](bool all) {
-    while (held >= 32 || (all && held > 0)) {
-      atomicOr(&words[word++], static_cast<std::uint32_t>(acc));
-      acc >>= 32;
-      held = held >= 32 ? held - 32 : 0;
-    }
-  };
-  const std::uint32_t literals = pl.literals;
+  // The stream is ORed together in shared memory (`scratch`, free by now) when it fits, then
+  // copied out coalesced: atomics on global words were the encoder's largest stall (ncu).
+  const auto emit = [&](std::uint32_t* target) {
+    for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) target[k] = 0;
+    __syncthreads();
+    // This thread's codes, LSB first from bit `offset`.
+    std::uint64_t acc = 0;
+    std::uint32_t held = offset % 32, word = offset / 32;
+    const auto flush = [&](bool all) {
+      while (held >= 32 || (all && held > 0)) {
+        atomicOr(&target[word++], static_cast<std::uint32_t>(acc));
+        acc >>= 32;
+        held = held >= 32 ? held - 32 : 0;
+      }
+    };
+    const std::uint32_t literals = pl.literals;
 #pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    if (!coded(i, count)) continue;
-    const std::uint32_t z = zz[i];
-    const std::uint32_t sym = symbol_of(z, literals);
-    acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
-    held += s.emitted[sym];
-    flush(false);
-    if (z >= literals) {
-      const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
-      acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
-      held += bits;
+    for (int i = 0; i < 32; ++i) {
+      if (!coded(i, count)) continue;
+      const std::uint32_t z = zz[i];
+      const std::uint32_t sym = symbol_of(z, literals);
+      acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
+      held += s.emitted[sym];
       flush(false);
+      if (z >= literals) {
+        const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
+        acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
+        held += bits;
+        flush(false);
+      }
     }
+    flush(true);
+  };
+  if (word_count <= scratch_words) {
+    emit(scratch);
+    __syncthreads();
+    for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) words[k] = scratch[k];
+  } else {
+    emit(words);
   }
-  flush(true);
 }
 
-/// Per-tile scratch of the decoder (about 10 KB).
+/// A decode table entry, by the next 11 stream bits (LSB first): the first code's symbol and
+/// length, and, when the window also holds a whole second code and both are literals, that second
+/// literal and both codes' length (a pair: two deltas for one lookup on the decoder's dependent
+/// chain). Entries without a pair carry the first length in both fields.
+namespace table_entry {
+inline constexpr std::uint32_t kSymbolBits = 9, kLengthShift = 9, kSecondShift = 13, kPairLengthShift = 21, kPairBit = 25;
+__device__ __forceinline__ std::uint32_t single(std::uint32_t symbol, std::uint32_t length) {
+  return symbol | length << kLengthShift | length << kPairLengthShift;
+}
+__device__ __forceinline__ std::uint32_t pair(std::uint32_t first, std::uint32_t first_length, std::uint32_t second,
+                                              std::uint32_t both_lengths) {
+  return first | first_length << kLengthShift | second << kSecondShift | both_lengths << kPairLengthShift | 1u << kPairBit;
+}
+}  // namespace table_entry
+
+/// Per-tile scratch of the decoder (about 11 KB).
 struct decode_shared {
-  std::uint16_t table[1u << kMaxCodeLength];  ///< symbol | emitted length << 9, by the next 12 stream bits
+  std::uint32_t table[1u << kMaxCodeLength];  ///< table_entry, by the next 11 stream bits
   std::uint16_t canonical_symbol[kMaxSymbols];
-  std::uint16_t canonical_start[kMaxSymbols];  ///< the code's first 12-bit window, MSB first
+  std::uint16_t canonical_start[kMaxSymbols];  ///< the code's first 11-bit window, MSB first
   std::uint8_t length[kMaxSymbols];
   std::uint32_t count_of_length[kMaxCodeLength + 1];
+  std::uint32_t first_code[kMaxCodeLength + 1];      ///< the canonical code of the first symbol of each length
+  std::uint32_t first_position[kMaxCodeLength + 1];  ///< its place in canonical order
+  group_counts group_count;  ///< symbols of each length per group of 32
   std::uint32_t subblock_start[kTileSubblocks + 1];
-  std::uint32_t kraft, used, status;
+  std::uint32_t kraft, used, status, shortest;
   huffman_header header;
 };
 
@@ -394,16 +492,21 @@ struct decode_shared {
 inline constexpr std::uint32_t kDeltaRow = kSubblockElements + 1;
 static_assert(kTileSubblocks * kDeltaRow * 4 <= sizeof(warp_stage) * kTileWarps, "the deltas overlay the stage");
 
-/// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0).
+/// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0). The next
+/// word is loaded one refill early (`ahead`): a lane's loads are its own, uncoalesced, and waiting
+/// on each one was most of the decoder's time (ncu).
 struct bit_reader {
   const std::uint32_t* words;
   std::uint32_t word_count, next;
   std::uint64_t buffer;
   std::uint32_t held;
+  std::uint32_t ahead;  ///< words[next]
+  __device__ std::uint32_t load(std::uint32_t k) const { return k < word_count ? words[k] : 0u; }
   __device__ void start(std::uint32_t bit) {
     next = bit / 32;
     buffer = 0;
     held = 0;
+    ahead = load(next);
     refill();
     buffer >>= bit % 32;
     held -= bit % 32;
@@ -411,10 +514,9 @@ struct bit_reader {
   }
   __device__ void refill() {
     while (held <= 32) {
-      const std::uint32_t w = next < word_count ? words[next] : 0u;
-      ++next;
-      buffer |= static_cast<std::uint64_t>(w) << held;
+      buffer |= static_cast<std::uint64_t>(ahead) << held;
       held += 32;
+      ahead = load(++next);
     }
   }
   __device__ std::uint32_t take(std::uint32_t bits) {  // bits <= 32, held > 32 on entry
@@ -455,6 +557,7 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     }
   }
   for (std::uint32_t k = threadIdx.x; k <= kMaxCodeLength; k += kTileThreads) s.count_of_length[k] = 0;
+  for (std::uint32_t k = threadIdx.x; k < kSymbolGroups * (kMaxCodeLength + 1); k += kTileThreads) (&s.group_count[0][0])[k] = 0;
   __syncthreads();
   if (s.status != 0) return static_cast<decode_status>(s.status);
   const std::uint32_t symbols = s.header.symbols, literals = s.header.last_literal + 1u;
@@ -492,6 +595,9 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
         used == 0 ? elements <= 1 : used == 1 ? s.kraft == (1u << (kMaxCodeLength - 1)) : s.kraft == (1u << kMaxCodeLength);
     if (!complete) fail(decode_status::bad_codebook);
     if (l.total > span) fail(decode_status::truncated_tile);
+    std::uint32_t shortest = kMaxCodeLength;
+    for (std::uint32_t len = kMaxCodeLength; len >= 1; --len) shortest = s.count_of_length[len] != 0 ? len : shortest;
+    s.shortest = shortest;
   }
   __syncthreads();
   if (s.status != 0) return static_cast<decode_status>(s.status);
@@ -500,38 +606,64 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
 
   // Canonical order and first windows; then the table.
   if (used >= 2) {
-    for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
-      const std::uint32_t len = s.length[sym];
+    if (threadIdx.x <= kMaxCodeLength) {
+      const std::uint32_t len = threadIdx.x;
+      std::uint32_t position = 0;
+      for (std::uint32_t k = 1; k < len; ++k) position += s.count_of_length[k];
+      s.first_code[len] = first_canonical_code(s.count_of_length, len);
+      s.first_position[len] = position;
+    }
+    std::uint32_t rank[2];
+    ranks_within_length(s.length, symbols, s.group_count, rank);
+#pragma unroll
+    for (int round = 0; round < 2; ++round) {
+      const std::uint32_t sym = threadIdx.x + round * kTileThreads;
+      const std::uint32_t len = sym < symbols ? s.length[sym] : 0u;
       if (len == 0) continue;
-      std::uint32_t code = 0, position = 0;
-      for (std::uint32_t k = 1; k <= len; ++k) {
-        code = (code + s.count_of_length[k - 1]) << 1;
-        if (k < len) position += s.count_of_length[k];
-      }
-      for (std::uint32_t o = 0; o < sym; ++o) {
-        const bool same = s.length[o] == len;
-        code += same;
-        position += same;
-      }
-      s.canonical_symbol[position] = static_cast<std::uint16_t>(sym);
-      s.canonical_start[position] = static_cast<std::uint16_t>(code << (kMaxCodeLength - len));
+      s.canonical_symbol[s.first_position[len] + rank[round]] = static_cast<std::uint16_t>(sym);
+      s.canonical_start[s.first_position[len] + rank[round]] =
+          static_cast<std::uint16_t>((s.first_code[len] + rank[round]) << (kMaxCodeLength - len));
     }
     __syncthreads();
-    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) {
-      const std::uint32_t window = __brev(k) >> (32 - kMaxCodeLength);
-      std::uint32_t lo = 0, hi = used - 1;  // the last position whose start <= window
+    // Thread t fills the 8 windows 8t..8t+7 (MSB first), whose first codes come in canonical
+    // order: one binary search, then a walk. A literal whose window has room for a whole second
+    // literal gets it too; within a run of one first code the rest of the window rises, so the
+    // second code is walked the same way.
+    const std::uint32_t shortest = s.shortest;
+    const auto last_at_or_below = [&](std::uint32_t window) {
+      std::uint32_t lo = 0, hi = used - 1;
       while (lo < hi) {
         const std::uint32_t mid = (lo + hi + 1) / 2;
         if (s.canonical_start[mid] <= window) lo = mid;
         else hi = mid - 1;
       }
-      const std::uint32_t sym = s.canonical_symbol[lo];
-      s.table[k] = static_cast<std::uint16_t>(sym | (static_cast<std::uint32_t>(s.length[sym]) << 9));
+      return lo;
+    };
+    constexpr std::uint32_t kWindowsPerThread = (1u << kMaxCodeLength) / kTileThreads;
+    const std::uint32_t first_window = threadIdx.x * kWindowsPerThread;
+    std::uint32_t p1 = last_at_or_below(first_window), p2 = 0, run = ~0u;
+    for (std::uint32_t j = 0; j < kWindowsPerThread; ++j) {
+      const std::uint32_t w = first_window + j;
+      while (p1 + 1 < used && s.canonical_start[p1 + 1] <= w) ++p1;
+      const std::uint32_t sym1 = s.canonical_symbol[p1], l1 = s.length[sym1];
+      std::uint32_t entry = table_entry::single(sym1, l1);
+      if (sym1 < literals && l1 + shortest <= kMaxCodeLength) {
+        const std::uint32_t rest = (w << l1) & ((1u << kMaxCodeLength) - 1);
+        if (p1 != run) {
+          run = p1;
+          p2 = last_at_or_below(rest);
+        } else {
+          while (p2 + 1 < used && s.canonical_start[p2 + 1] <= rest) ++p2;
+        }
+        const std::uint32_t sym2 = s.canonical_symbol[p2], l2 = s.length[sym2];
+        if (sym2 < literals && l1 + l2 <= kMaxCodeLength) entry = table_entry::pair(sym1, l1, sym2, l1 + l2);
+      }
+      s.table[__brev(w) >> (32 - kMaxCodeLength)] = entry;
     }
   } else if (used == 1) {
     std::uint32_t lone = 0;
     for (std::uint32_t sym = 0; sym < symbols; ++sym) lone = s.length[sym] != 0 ? sym : lone;
-    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = static_cast<std::uint16_t>(lone);
+    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::single(lone, 0);
   }
   __syncthreads();
 
@@ -542,7 +674,7 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   const std::uint32_t b = threadIdx.x;
   if (b < 32 && b < subblocks) {
     bit_reader r{reinterpret_cast<const std::uint32_t*>(tile + l.stream), static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4),
-                 0, 0, 0};
+                 0, 0, 0, 0};
     const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
     r.start(begin);
     std::uint32_t at = begin;
@@ -551,26 +683,36 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     const std::uint32_t count = min(elements - first, kSubblockElements);
     std::uint32_t* const row = deltas + b * kDeltaRow;
     if (first == 0) row[0] = 0;
-    for (std::uint32_t i = first == 0 ? 1 : 0; i < count; ++i) {
+    for (std::uint32_t i = first == 0 ? 1 : 0; i < count;) {
       const std::uint32_t entry = s.table[r.buffer & ((1u << kMaxCodeLength) - 1)];
-      const std::uint32_t len = entry >> 9;
-      std::uint32_t z = entry & 0x1FFu;
-      r.take(len);
-      at += len;
-      if (z >= literals) {
-        const std::uint32_t width = class_width(z, literals);
-        const std::uint32_t extra = escape_bits(width, literals);
-        const std::uint32_t low = r.take(extra);
-        at += extra;
-        if (width > first_width) {
-          z = (1u << extra) | low;
-        } else {
-          z = literals + low;
-          bad |= bit_width(z) != width;
+      if ((entry >> table_entry::kPairBit) != 0 && i + 1 < count) {  // two literals
+        const std::uint32_t len = (entry >> table_entry::kPairLengthShift) & 0xFu;
+        r.take(len);
+        at += len;
+        row[i] = entry & 0x1FFu;
+        row[i + 1] = (entry >> table_entry::kSecondShift) & 0xFFu;
+        i += 2;
+      } else {
+        const std::uint32_t len = (entry >> table_entry::kLengthShift) & 0xFu;
+        std::uint32_t z = entry & 0x1FFu;
+        r.take(len);
+        at += len;
+        if (z >= literals) {
+          const std::uint32_t width = class_width(z, literals);
+          const std::uint32_t extra = escape_bits(width, literals);
+          const std::uint32_t low = r.take(extra);
+          at += extra;
+          if (width > first_width) {
+            z = (1u << extra) | low;
+          } else {
+            z = literals + low;
+            bad |= bit_width(z) != width;
+          }
         }
+        row[i] = z;
+        ++i;
       }
       bad |= at > end;
-      row[i] = z;
       if (bad) break;
     }
     if (bad || at != end) fail(decode_status::corrupt_subblock);

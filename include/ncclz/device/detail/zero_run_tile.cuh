@@ -1,17 +1,19 @@
 // The zero_run tile mode on the device (docs/format.md, "Zero-run tile"): what a tile's thread
 // block calls to measure, write and decode one zero_run tile whose codes are staged in shared
 // memory (tile_stage.cuh). Byte for byte the host reference's tiles (ncclz/host/zero_run_reference.hpp):
-// the choices, the bits of a sub-block and its decoding with every check are the same code,
-// ncclz/detail/zero_run_format.hpp; this file spreads it over the block.
+// the choices and the checked decoding of a sub-block are the same code,
+// ncclz/detail/zero_run_format.hpp; this file spreads it over the block. The device writer lays
+// the bits out in parallel (below); the GPU tests compare its bytes with zr::put_subblock's.
 //
 // Measuring (what every tile pays where a selector weighs this mode) is warp-wide: warp w sums up
 // the sub-blocks of its own stage (4 of them) under both predictors with ballots and reductions,
-// then every lane runs the shared choice. Writing and decoding a sub-block are sequential bit
-// streams: one thread a sub-block, lanes 0..3 of warp w for warp w's sub-blocks, so all four SM
-// sub-partitions work and the threads of one warp touch only 4 stage rows at a time. Everything
-// else (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix
-// sums) is spread over all 256 threads or one warp, with three block barriers in measure, one in
-// write and one in decode (three under the deltas predictor).
+// then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
+// one at a time, every field's place from warp scans, each lane ORing in its own values' bits.
+// Decoding a sub-block is a sequential bit stream: one thread a sub-block, lanes 0..3 of warp w
+// for warp w's sub-blocks, reading the stream from shared memory where it fits. Everything else
+// (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix sums)
+// is spread over all 256 threads or one warp, with three block barriers in measure, one in write
+// and one or two in decode (two more under the deltas predictor).
 #pragma once
 
 #include <cstddef>
@@ -46,11 +48,16 @@ struct encode_shared {
 };
 static_assert(sizeof(encode_shared) <= 2048);
 
-/// Per-tile scratch of decode (shared memory).
+/// Stream words decode copies to shared memory first (when the stream is no longer): a lane's
+/// reads of its own sub-block are then not global loads it waits on one by one.
+inline constexpr std::uint32_t kStagedStreamWords = 2048;
+
+/// Per-tile scratch of decode (shared memory; it shares its space with the huffman decoder's, which
+/// is larger).
 struct decode_shared {
   std::uint32_t subblock_sum[zr::kTileSubblocks];  ///< deltas predictor: each sub-block's sum of deltas
+  std::uint32_t stream[kStagedStreamWords];
 };
-static_assert(sizeof(decode_shared) <= 2048);
 
 /// Where a tile's parts lie (bytes from the tile's start).
 struct plan {
@@ -90,40 +97,31 @@ __device__ __forceinline__ std::int32_t code_before(warp_stage* stages, std::uin
   return code_of(staged(stages, first == 0 ? 0 : first - 1));
 }
 
-/// Writes a sub-block's bits [begin, end) into stream words zeroed beforehand: its first and last
-/// words are shared with its neighbours (atomicOr), the ones between are its own (plain stores).
-class stream_writer {
- public:
-  __device__ stream_writer(std::uint32_t* words, std::uint32_t begin, std::uint32_t end)
-      : words_(words), word_(begin / 32), first_word_(begin / 32), last_word_((end - 1) / 32), have_(begin % 32) {}
-  __device__ void put(std::uint32_t v, std::uint32_t bits) {  // v < 2^bits, bits <= 32
-    buffer_ |= std::uint64_t{v} << have_;
-    have_ += bits;
-    if (have_ >= 32) {
-      store(static_cast<std::uint32_t>(buffer_));
-      buffer_ >>= 32;
-      have_ -= 32;
-    }
-  }
-  __device__ void flush() {
-    if (have_ > 0) store(static_cast<std::uint32_t>(buffer_));
-  }
+/// ORs the `bits` (<= 32) low bits of v (v < 2^bits) into the stream at bit `at`; the words are
+/// zeroed beforehand, so zero bits cost nothing.
+__device__ __forceinline__ void or_bits(std::uint32_t* words, std::uint32_t at, std::uint32_t v, std::uint32_t bits) {
+  if (v == 0) return;
+  const std::uint32_t word = at / 32, shift = at % 32;
+  atomicOr(words + word, v << shift);
+  if (shift != 0 && shift + bits > 32) atomicOr(words + word + 1, v >> (32 - shift));
+}
 
- private:
-  __device__ void store(std::uint32_t v) {
-    if (word_ == first_word_ || word_ == last_word_) atomicOr(words_ + word_, v);
-    else words_[word_] = v;
-    ++word_;
-  }
-  std::uint32_t* words_;
-  std::uint32_t word_, first_word_, last_word_, have_;
-  std::uint64_t buffer_ = 0;
-};
+/// A Rice code of parameter k for v at bit `at`: v >> k zeros (already there), a one, k low bits.
+__device__ __forceinline__ void or_rice(std::uint32_t* words, std::uint32_t at, std::uint32_t v, std::uint32_t k) {
+  const std::uint32_t q = v >> k;
+  or_bits(words, at + q, 1u, 1);
+  or_bits(words, at + q + 1, v & zr::low_mask(k), k);
+}
 
 /// Stream word i of a tile in global memory (read-only while decoding).
 struct global_words {
   const std::uint32_t* words;
   __device__ std::uint32_t operator()(std::uint32_t i) const { return __ldg(words + i); }
+};
+/// The same, copied to shared memory.
+struct shared_words {
+  const std::uint32_t* words;
+  __device__ std::uint32_t operator()(std::uint32_t i) const { return words[i]; }
 };
 
 /// Takes a sub-block's nonzero values into its rows of the stage (zeroed beforehand), unzigzagged:
@@ -198,6 +196,122 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
     if (rank > k * 32) s.magnitudes.grouped_bits += zr::group_bits(rank - k * 32 < 32 ? rank - k * 32 : 32, zr::value_width(any));
   }
   return s;
+}
+
+/// Writes one sub-block (zr::put_subblock's bits, at bit `start` of the zeroed stream) by the whole
+/// warp whose stage holds it: lane l takes element 32g + l of each row g, as in warp_sums, and every
+/// field's place comes from warp scans (a first pass sums the runs' bits and a sparse sub-block's
+/// magnitude group widths), so each lane ORs in its own values' bits: no lane walks the sub-block
+/// alone.
+__device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32_t start, const warp_stage& stage,
+                                               std::uint32_t first_row, std::uint32_t n, zr::predictor pred,
+                                               std::int32_t before, const zr::subblock_plan& p, std::uint32_t min_magnitude) {
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t lanes_below = (1u << lane) - 1u;
+  if (p.nonzeros == 0) return;
+  const std::uint32_t rows = (n + 31) / 32;
+  const auto value_at = [&](std::uint32_t g, std::int32_t& carry) {
+    const std::uint32_t i = g * 32 + lane;
+    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
+    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
+    const std::uint32_t z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
+    carry = __shfl_sync(warp::kFullMask, q, 31);
+    return z;
+  };
+  if (lane == 0) or_bits(words, start, p.form, zr::kFormBits);
+  if (p.form == zr::kDense) {  // groups of 32 = rows: a width, then the row's values in it
+    std::uint32_t at = start + zr::kFormBits;
+    std::int32_t carry = before;
+    for (std::uint32_t g = 0; g < rows; ++g) {
+      const std::uint32_t z = value_at(g, carry);
+      const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
+      const std::uint32_t width = zr::value_width(__reduce_or_sync(warp::kFullMask, z));
+      if (lane == 0) or_bits(words, at, width, zr::kWidthBits);
+      if (lane < size) or_bits(words, at + zr::kWidthBits + lane * width, z, width);
+      at += zr::kWidthBits + size * width;
+    }
+    return;
+  }
+  const std::uint32_t k = p.form, j = p.magnitude_form;
+  const bool grouped = j == zr::kMagnitudeGroups, mixed = p.signs == zr::sign_mode::mixed;
+  if (lane == 0) or_bits(words, start + zr::kFormBits, p.nonzeros - 1, zr::kCountBits);
+  // A nonzero's run of zeros before it and its rank among the nonzeros (previous and last as in warp_sums).
+  const auto locate = [&](std::uint32_t g, std::uint32_t nonzero, std::int32_t last, std::uint32_t& run) {
+    const std::uint32_t earlier = nonzero & lanes_below;
+    const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
+    run = static_cast<std::uint32_t>(static_cast<std::int32_t>(g * 32 + lane) - previous - 1);
+    return static_cast<std::uint32_t>(__popc(earlier));
+  };
+  // Pass 1: the runs' bits; the widths of the magnitudes' groups of 32 (at most 8).
+  std::uint32_t run_bits = 0, group_or[8] = {};
+  {
+    std::int32_t carry = before, last = -1;
+    std::uint32_t rank = 0;
+    for (std::uint32_t g = 0; g < rows; ++g) {
+      const std::uint32_t z = value_at(g, carry);
+      const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
+      if (z != 0) {
+        std::uint32_t run;
+        const std::uint32_t r = rank + locate(g, nonzero, last, run);
+        run_bits += (run >> k) + 1 + k;
+        const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+#pragma unroll
+        for (std::uint32_t t = 0; t < 8; ++t) group_or[t] |= r / 32 == t ? m : 0u;
+      }
+      if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
+      rank += static_cast<std::uint32_t>(__popc(nonzero));
+    }
+  }
+  const std::uint32_t signs_at = start + zr::kFormBits + zr::kCountBits + __reduce_add_sync(warp::kFullMask, run_bits);
+  const std::uint32_t form_at = signs_at + zr::kSignModeBits + (mixed ? p.nonzeros : 0u);
+  std::uint32_t group_width[8], group_at[8];
+  {
+    std::uint32_t at = form_at + zr::kMagnitudeFormBits;
+#pragma unroll
+    for (std::uint32_t t = 0; t < 8; ++t) {
+      group_width[t] = zr::value_width(__reduce_or_sync(warp::kFullMask, group_or[t]));
+      group_at[t] = at;
+      const std::uint32_t in_group = p.nonzeros > t * 32 ? min(p.nonzeros - t * 32, 32u) : 0u;
+      if (grouped && in_group > 0) {
+        if (lane == 0) or_bits(words, at, group_width[t], zr::kWidthBits);
+        at += zr::kWidthBits + in_group * group_width[t];
+      }
+    }
+  }
+  if (lane == 0) {
+    or_bits(words, signs_at, static_cast<std::uint32_t>(p.signs), zr::kSignModeBits);
+    or_bits(words, form_at, j, zr::kMagnitudeFormBits);
+  }
+  // Pass 2: each nonzero's run, sign and magnitude at offsets from warp scans.
+  std::int32_t carry = before, last = -1;
+  std::uint32_t rank = 0, run_at = start + zr::kFormBits + zr::kCountBits, magnitude_at = form_at + zr::kMagnitudeFormBits;
+  for (std::uint32_t g = 0; g < rows; ++g) {
+    const std::uint32_t z = value_at(g, carry);
+    const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
+    std::uint32_t run = 0, r = 0;
+    if (z != 0) r = rank + locate(g, nonzero, last, run);
+    const std::uint32_t stored = z != 0 ? zr::magnitude(z) - min_magnitude : 0u;
+    const std::uint32_t run_length = z != 0 ? (run >> k) + 1 + k : 0u;
+    const std::uint32_t run_through = warp::inclusive_sum(run_length);
+    const std::uint32_t magnitude_length = z != 0 && !grouped ? (stored >> j) + 1 + j : 0u;
+    const std::uint32_t magnitude_through = warp::inclusive_sum(magnitude_length);
+    if (z != 0) {
+      or_rice(words, run_at + run_through - run_length, run, k);
+      if (mixed) or_bits(words, signs_at + zr::kSignModeBits + r, z & 1u, 1);
+      if (!grouped) {
+        or_rice(words, magnitude_at + magnitude_through - magnitude_length, stored, j);
+      } else {
+#pragma unroll
+        for (std::uint32_t t = 0; t < 8; ++t) {
+          if (r / 32 == t) or_bits(words, group_at[t] + zr::kWidthBits + (r % 32) * group_width[t], stored, group_width[t]);
+        }
+      }
+    }
+    run_at += __shfl_sync(warp::kFullMask, run_through, 31);
+    magnitude_at += __shfl_sync(warp::kFullMask, magnitude_through, 31);
+    if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
+    rank += static_cast<std::uint32_t>(__popc(nonzero));
+  }
 }
 
 }  // namespace detail
@@ -313,15 +427,14 @@ __device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages
   const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
   for (std::uint32_t i = threadIdx.x; i < stream_words; i += kTileThreads) words[i] = 0;
   __syncthreads();
-  if (lane < kSubblocksPerWarp) {
-    const std::uint32_t b = warp_index * kSubblocksPerWarp + lane;
-    if (b < subblocks && s.subblock_bits[p][b] > 0) {
-      const std::uint32_t first = b * zr::kSubblockElements;
-      detail::stream_writer w(words, s.subblock_start[b], s.subblock_start[b] + s.subblock_bits[p][b]);
-      const detail::staged_values values{stages, first, pred, detail::code_before(stages, first)};
-      zr::put_subblock(w, values, detail::subblock_size(elements, b), detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude);
-      w.flush();
-    }
+  // Warp w writes the sub-blocks of its stage, one at a time, all lanes together.
+  for (std::uint32_t j = 0; j < kSubblocksPerWarp; ++j) {
+    const std::uint32_t b = warp_index * kSubblocksPerWarp + j;
+    if (b >= subblocks || s.subblock_bits[p][b] == 0) continue;
+    const std::uint32_t first = b * zr::kSubblockElements;
+    detail::write_subblock(words, s.subblock_start[b], stages[warp_index], j * (zr::kSubblockElements / 32),
+                           detail::subblock_size(elements, b), pred, detail::code_before(stages, first),
+                           detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude);
   }
   (void)pl;  // the layout is recomputed from s (the same numbers): pl is the caller's copy
 }
@@ -359,7 +472,15 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   outlier_index = l.outlier_index;
   outlier_values = l.outlier_values;
 
-  // Warp w zeroes its stage, then lane j < 4 decodes sub-block 4w + j's nonzero values into it.
+  // The stream to shared memory when it fits; warp w zeroes its stage, then lane j < 4 decodes
+  // sub-block 4w + j's nonzero values into it.
+  const auto* stream = reinterpret_cast<const std::uint32_t*>(tile + l.stream);
+  const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
+  const bool staged_stream = stream_words <= kStagedStreamWords;
+  if (staged_stream) {
+    for (std::uint32_t k = threadIdx.x; k < stream_words; k += kTileThreads) s.stream[k] = __ldg(stream + k);
+    __syncthreads();
+  }
   warp_stage& stage = stages[warp_index];
 #pragma unroll 8
   for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) stage[row][lane] = 0;
@@ -370,10 +491,15 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   constexpr std::uint32_t kSubblockRows = zr::kSubblockElements / 32;  // 8
   bool bad = false;
   if (lane < kSubblocksPerWarp && b < subblocks && my_length > 0) {  // a length of 0: every value 0
-    const detail::global_words words{reinterpret_cast<const std::uint32_t*>(tile + l.stream)};
-    zr::bit_reader<detail::global_words> r(words, my_begin, my_begin + my_length);
     detail::stage_sink out{&stage[(b % kSubblocksPerWarp) * kSubblockRows]};
-    bad = zr::get_subblock(r, detail::subblock_size(elements, b), zh.min_magnitude, out) != zr::subblock_error::none;
+    const std::uint32_t n = detail::subblock_size(elements, b);
+    if (staged_stream) {
+      zr::bit_reader<detail::shared_words> r(detail::shared_words{s.stream}, my_begin, my_begin + my_length);
+      bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
+    } else {
+      zr::bit_reader<detail::global_words> r(detail::global_words{stream}, my_begin, my_begin + my_length);
+      bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
+    }
   }
   if (__syncthreads_or(bad)) return decode_status::corrupt_subblock;
   if (deltas) {
