@@ -61,6 +61,7 @@ constexpr double kMiB = 1024.0 * 1024.0;
 
 struct Options {
   std::string data, json, lossless;  // lossless: a folder of raw arrays for the lossless codec only
+  std::string only;                  // --only: run the inputs whose name contains this
   std::vector<double> bounds{1e-2, 1e-3, 1e-4};
   std::vector<std::string> dtypes{"f32"};  // f32, f16, bf16
   std::vector<std::string> coders{"fixed_length"};  // fixed_length, huffman, adaptive
@@ -376,6 +377,7 @@ std::vector<float> make_noise(std::size_t n, std::uint64_t seed) {
 template <class T, class Emit>
 void bench_input(const Context& c, const Options& o, const std::string& name, bool small, const std::vector<T>& host,
                  Emit&& emit, bool with_raw = false) {
+  if (name.find(o.only) == std::string::npos) return;
   DeviceBuffers<T> d(host);
   std::vector<T> back(host.size());
   const double range = finite_range(host);
@@ -411,11 +413,12 @@ void bench_dtypes(const Context& c, const Options& o, const std::string& name, b
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
-               "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--json FILE] [--quick]\n"
+               "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--only NAME] [--json FILE]\n"
+               "                         [--quick]\n"
                "       ncclz-codec-bench --lossless DIR [--runs N]   (lossless codec on DIR/*.f32, *.bf16, *.f16)\n"
                "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
                "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32;\n"
-               "  --coders: EntropyCoder of each case, default fixed_length)\n");
+               "  --coders: EntropyCoder of each case, default fixed_length; --only: the inputs whose name contains NAME)\n");
   std::exit(rc);
 }
 
@@ -441,6 +444,7 @@ Options parse(int argc, char** argv) {
     if (a == "--data") o.data = value();
     else if (a == "--lossless") o.lossless = value();
     else if (a == "--json") o.json = value();
+    else if (a == "--only") o.only = value();
     else if (a == "--runs") o.runs = std::stoi(value()), runs = true;
     else if (a == "--size-mb") o.size_mb = std::stoul(value()), size = true;
     else if (a == "--seed") o.seed = std::stoull(value(), nullptr, 0), o.seed_given = true;

@@ -37,6 +37,7 @@ using ncclz::kernels::decode_status;
 using ncclz::kernels::kOutlierCode;
 using ncclz::kernels::kTileThreads;
 using ncclz::kernels::kTileWarps;
+using ncclz::kernels::load_subblock_rows;
 using ncclz::kernels::staged;
 using ncclz::kernels::warp_stage;
 using ncclz_test::bits_of;
@@ -113,24 +114,50 @@ struct decode_result {
   std::uint64_t outlier_values;
 };
 
-/// Decodes tile blockIdx.x; on success its codes go to codes[first..first + elements).
+/// Decodes tile blockIdx.x; on success its codes go to codes[first..first + elements): the values
+/// in the sub-block rows are the codes zig-zagged, or deltas whose inclusive prefix sum plus the
+/// tile's base gives them (here summed block by block, then over the blocks by thread 0).
 template <class T>
 __global__ void __launch_bounds__(kTileThreads) decode_tiles(const std::byte* tiles, const tile_job* jobs, std::int32_t* codes,
                                                              decode_result* results) {
   __shared__ alignas(16) warp_stage stages[kTileWarps];
   __shared__ zrk::decode_shared s;
   __shared__ std::uint32_t first_status;
+  __shared__ std::uint32_t block_before[kTileThreads];
   const tile_job job = jobs[blockIdx.x];
   for (std::uint32_t e = threadIdx.x; e < fmt::kTileElements; e += kTileThreads) staged(stages, e) = 0x5A5A5A5A;  // poison
   __syncthreads();
   std::uint64_t outlier_index = 0, outlier_values = 0;
-  const decode_status st = zrk::decode<T>(s, tiles + job.at, job.span, job.elements, stages, outlier_index, outlier_values);
+  bool deltas = false;
+  const decode_status st = zrk::decode<T>(s, tiles + job.at, job.span, job.elements, stages, deltas, outlier_index, outlier_values);
   __syncthreads();
   if (threadIdx.x == 0) first_status = static_cast<std::uint32_t>(st);
   __syncthreads();
   const int uniform = __syncthreads_and(static_cast<std::uint32_t>(st) == first_status);
   if (st == decode_status::ok) {
-    for (std::uint32_t e = threadIdx.x; e < job.elements; e += kTileThreads) codes[job.first + e] = staged(stages, e);
+    const std::uint32_t first = threadIdx.x * 32;
+    const std::uint32_t block_count = first < job.elements ? min(job.elements - first, 32u) : 0u;
+    std::uint32_t z[32];
+    load_subblock_rows(stages, block_count, z);
+    std::uint32_t sum = 0;
+    for (int i = 0; i < 32; ++i) {
+      sum += static_cast<std::uint32_t>(fmt::unzigzag(z[i]));
+      z[i] = deltas ? sum : static_cast<std::uint32_t>(fmt::unzigzag(z[i]));
+    }
+    block_before[threadIdx.x] = sum;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      std::uint32_t before = static_cast<std::uint32_t>(reinterpret_cast<const fmt::tile_header*>(tiles + job.at)->base);
+      for (std::uint32_t t = 0; t < kTileThreads; ++t) {
+        const std::uint32_t block_sum = block_before[t];
+        block_before[t] = before;
+        before += block_sum;
+      }
+    }
+    __syncthreads();
+    for (std::uint32_t i = 0; i < block_count; ++i) {
+      codes[job.first + first + i] = static_cast<std::int32_t>(deltas ? block_before[threadIdx.x] + z[i] : z[i]);
+    }
   }
   if (threadIdx.x == 0) results[blockIdx.x] = {static_cast<std::uint32_t>(st), static_cast<std::uint32_t>(uniform), outlier_index, outlier_values};
 }

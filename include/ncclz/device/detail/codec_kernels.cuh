@@ -628,6 +628,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
 #pragma unroll
   for (int i = 0; i < 32; ++i) running[i] = 0;
   std::uint64_t outlier_index_at = 0, outlier_values_at = 0;
+  bool values_are_codes = false;  // zero_run's codes predictor; otherwise deltas from the tile's base
 
   if (mode == static_cast<std::uint8_t>(tile_mode::fixed_length)) {
     if (sizeof(format::tile_header) + blocks > span) {
@@ -677,25 +678,34 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         if (threadIdx.x == 0) report(r, st, tile);
         return;
       }
-      huffman::load_deltas(s.stage, block_count, running);
+      load_subblock_rows(s.stage, block_count, running);
     }
   } else if (Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run)) {
     if constexpr (Coder::tries_zero_run) {
-      // The zero_run decoder stages the codes themselves (either predictor), not deltas.
+      bool deltas = true;
       const decode_status st =
-          zero_run::decode<T>(s.zero_run, src, span, elements, s.stage, outlier_index_at, outlier_values_at);
+          zero_run::decode<T>(s.zero_run, src, span, elements, s.stage, deltas, outlier_index_at, outlier_values_at);
       if (st != decode_status::ok) {
         if (threadIdx.x == 0) report(r, st, tile);
         return;
       }
+      load_subblock_rows(s.stage, block_count, running);
+      values_are_codes = !deltas;  // the codes predictor: the values are the codes, zig-zagged
     }
   } else {
     if (threadIdx.x == 0) report(r, decode_status::bad_tile_mode, tile);
     return;
   }
 
-  const bool codes_staged = Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run);
-  if (!codes_staged) {
+  if (values_are_codes) {
+    __syncthreads();  // every thread has read its block from the sub-block rows before any is overwritten
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      *reinterpret_cast<int4*>(&stage[lane][4 * c]) = make_int4(format::unzigzag(running[4 * c]), format::unzigzag(running[4 * c + 1]),
+                                                                format::unzigzag(running[4 * c + 2]), format::unzigzag(running[4 * c + 3]));
+    }
+    __syncwarp();
+  } else {
     if (warp_count > 0) {
       std::uint32_t sum = 0;
 #pragma unroll

@@ -3,22 +3,21 @@
 //
 // One thread block of 256 threads codes one tile, thread t holding the zig-zagged deltas of block t
 // (elements 32t..32t+31) in registers, as the fixed-length coder does. The steps:
-//   1. histogram of the deltas' symbols under 256 literals in shared memory (the three commonest
-//      values are counted in registers first: a warp of zero deltas would otherwise be 32 atomics
-//      on one address);
+//   1. histogram of the deltas' symbols under 256 literals in shared memory (the lanes of a warp
+//      holding one symbol add it with one atomic: __match_any_sync);
 //   2. every literal count L = 1..256 is scored at once, thread t scoring L = t + 1 from prefix sums
 //      of the histogram (integer entropy + escape bits + 4 bits a stored length, as the host's
 //      estimated_bits), and the least wins (the smallest L on a tie);
-//   3. (only if the caller wants the exact size) the length-limited canonical codebook: symbols
-//      ranked in parallel, the two-queue Huffman merge and JPEG's length limiting on one thread
-//      (at most 279 merges), codes assigned in parallel; then each thread's bit count and a block
-//      scan give every thread its bit offset in the tile's stream;
-//   4. write: the stream's words are zeroed, then each thread ORs in its codes (atomicOr only on
-//      32-bit words; most are whole words of one thread).
+//   3. (only if the caller wants the exact size) the length-limited canonical codebook: the used
+//      symbols sorted by a bitonic sort, the two-queue Huffman merge and JPEG's length limiting on
+//      one thread (at most 279 merges), canonical codes from ranks within each length (ballots);
+//      then each thread's bit count and a block scan give every thread its bit offset;
+//   4. write: each thread ORs its codes into the stream, built in shared memory when it fits
+//      there, then copied out.
 // Decoding builds the 2048-entry table in shared memory from the stored lengths (canonical order
 // by ballots; each thread fills 8 consecutive windows with one binary search and a walk; a window
-// holding two whole literal codes decodes both), then warp 0 decodes, lane k sub-block k, its 256
-// deltas into a bank-skewed buffer over the stage.
+// holding two or three whole literal codes decodes them all), then warp 0 decodes, lane k
+// sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh).
 #pragma once
 
 #include <cstddef>
@@ -458,18 +457,15 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
   }
 }
 
-/// A decode table entry, by the next 11 stream bits (LSB first): the first code's symbol and
-/// length, and, when the window also holds a whole second code and both are literals, that second
-/// literal and both codes' length (a pair: two deltas for one lookup on the decoder's dependent
-/// chain). Entries without a pair carry the first length in both fields.
+/// A decode table entry, by the next 11 stream bits (LSB first): the first code's symbol, and,
+/// when the window also holds one or two more whole codes of literals (the first one a literal
+/// too), those literals; the length covers every code it holds. Up to three deltas for one lookup
+/// on the decoder's dependent chain: short codes (skewed data) are most of a stream.
 namespace table_entry {
-inline constexpr std::uint32_t kSymbolBits = 9, kLengthShift = 9, kSecondShift = 13, kPairLengthShift = 21, kPairBit = 25;
-__device__ __forceinline__ std::uint32_t single(std::uint32_t symbol, std::uint32_t length) {
-  return symbol | length << kLengthShift | length << kPairLengthShift;
-}
-__device__ __forceinline__ std::uint32_t pair(std::uint32_t first, std::uint32_t first_length, std::uint32_t second,
-                                              std::uint32_t both_lengths) {
-  return first | first_length << kLengthShift | second << kSecondShift | both_lengths << kPairLengthShift | 1u << kPairBit;
+inline constexpr std::uint32_t kLengthShift = 9, kSecondShift = 13, kThirdShift = 21, kExtraShift = 29;
+__device__ __forceinline__ std::uint32_t make(std::uint32_t first, std::uint32_t length, std::uint32_t extra = 0,
+                                              std::uint32_t second = 0, std::uint32_t third = 0) {
+  return first | length << kLengthShift | second << kSecondShift | third << kThirdShift | extra << kExtraShift;
 }
 }  // namespace table_entry
 
@@ -487,10 +483,6 @@ struct decode_shared {
   std::uint32_t kraft, used, status, shortest;
   huffman_header header;
 };
-
-/// Row stride (in words) of the decoded deltas, one row per sub-block: 257 = 1 mod 32 banks.
-inline constexpr std::uint32_t kDeltaRow = kSubblockElements + 1;
-static_assert(kTileSubblocks * kDeltaRow * 4 <= sizeof(warp_stage) * kTileWarps, "the deltas overlay the stage");
 
 /// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0). The next
 /// word is loaded one refill early (`ahead`): a lane's loads are its own, uncoalesced, and waiting
@@ -529,8 +521,8 @@ struct bit_reader {
 };
 
 /// By all 256 threads: checks the huffman tile at `tile` (`span` bytes), decodes its zig-zagged
-/// deltas into the stage (element 0: 0) and gives the outlier arrays' offsets. Returns ok or the
-/// problem, the same in every thread.
+/// deltas into the sub-block rows over the stage (element 0: 0; load_subblock_rows reads them)
+/// and gives the outlier arrays' offsets. Returns ok or the problem, the same in every thread.
 template <class T>
 __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std::byte* tile, std::uint64_t span,
                                                      std::uint32_t elements, std::uint32_t outliers, warp_stage* stages,
@@ -626,9 +618,9 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     }
     __syncthreads();
     // Thread t fills the 8 windows 8t..8t+7 (MSB first), whose first codes come in canonical
-    // order: one binary search, then a walk. A literal whose window has room for a whole second
-    // literal gets it too; within a run of one first code the rest of the window rises, so the
-    // second code is walked the same way.
+    // order: one binary search, then a walk. A literal whose window has room for whole literal
+    // codes after it gets up to two of them; while the codes before stay the same the rest of the
+    // window rises, so each later code is walked the same way.
     const std::uint32_t shortest = s.shortest;
     const auto last_at_or_below = [&](std::uint32_t window) {
       std::uint32_t lo = 0, hi = used - 1;
@@ -639,38 +631,55 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
       }
       return lo;
     };
+    const auto walk = [&](std::uint32_t& p, std::uint32_t window) {
+      while (p + 1 < used && s.canonical_start[p + 1] <= window) ++p;
+    };
     constexpr std::uint32_t kWindowsPerThread = (1u << kMaxCodeLength) / kTileThreads;
+    constexpr std::uint32_t kWindowMask = (1u << kMaxCodeLength) - 1;
     const std::uint32_t first_window = threadIdx.x * kWindowsPerThread;
-    std::uint32_t p1 = last_at_or_below(first_window), p2 = 0, run = ~0u;
+    std::uint32_t p1 = last_at_or_below(first_window), p2 = 0, p3 = 0, run1 = ~0u, run2 = ~0u;
     for (std::uint32_t j = 0; j < kWindowsPerThread; ++j) {
       const std::uint32_t w = first_window + j;
-      while (p1 + 1 < used && s.canonical_start[p1 + 1] <= w) ++p1;
+      walk(p1, w);
       const std::uint32_t sym1 = s.canonical_symbol[p1], l1 = s.length[sym1];
-      std::uint32_t entry = table_entry::single(sym1, l1);
+      std::uint32_t entry = table_entry::make(sym1, l1);
       if (sym1 < literals && l1 + shortest <= kMaxCodeLength) {
-        const std::uint32_t rest = (w << l1) & ((1u << kMaxCodeLength) - 1);
-        if (p1 != run) {
-          run = p1;
+        const std::uint32_t rest = (w << l1) & kWindowMask;
+        if (p1 != run1) {
+          run1 = p1;
+          run2 = ~0u;
           p2 = last_at_or_below(rest);
         } else {
-          while (p2 + 1 < used && s.canonical_start[p2 + 1] <= rest) ++p2;
+          walk(p2, rest);
         }
         const std::uint32_t sym2 = s.canonical_symbol[p2], l2 = s.length[sym2];
-        if (sym2 < literals && l1 + l2 <= kMaxCodeLength) entry = table_entry::pair(sym1, l1, sym2, l1 + l2);
+        if (sym2 < literals && l1 + l2 <= kMaxCodeLength) {
+          entry = table_entry::make(sym1, l1 + l2, 1, sym2);
+          if (l1 + l2 + shortest <= kMaxCodeLength) {
+            const std::uint32_t rest2 = (w << (l1 + l2)) & kWindowMask;
+            if (p2 != run2) {
+              run2 = p2;
+              p3 = last_at_or_below(rest2);
+            } else {
+              walk(p3, rest2);
+            }
+            const std::uint32_t sym3 = s.canonical_symbol[p3], l3 = s.length[sym3];
+            if (sym3 < literals && l1 + l2 + l3 <= kMaxCodeLength) entry = table_entry::make(sym1, l1 + l2 + l3, 2, sym2, sym3);
+          }
+        }
       }
       s.table[__brev(w) >> (32 - kMaxCodeLength)] = entry;
     }
   } else if (used == 1) {
     std::uint32_t lone = 0;
     for (std::uint32_t sym = 0; sym < symbols; ++sym) lone = s.length[sym] != 0 ? sym : lone;
-    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::single(lone, 0);
+    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::make(lone, 0);
   }
   __syncthreads();
 
   // Warp 0 decodes: lane k, sub-block k (a warp whose every lane works issues 8 times fewer
-  // instructions than eight warps of four). The deltas go to a buffer that overlays the stage with
-  // rows of 257 words, so the 32 lanes' stores fall in 32 different banks.
-  std::uint32_t* const deltas = reinterpret_cast<std::uint32_t*>(stages);
+  // instructions than eight warps of four), into the sub-block rows.
+  std::uint32_t* const deltas = subblock_rows(stages);
   const std::uint32_t b = threadIdx.x;
   if (b < 32 && b < subblocks) {
     bit_reader r{reinterpret_cast<const std::uint32_t*>(tile + l.stream), static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4),
@@ -681,29 +690,31 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     bool bad = false;
     const std::uint32_t first = b * kSubblockElements;
     const std::uint32_t count = min(elements - first, kSubblockElements);
-    std::uint32_t* const row = deltas + b * kDeltaRow;
+    std::uint32_t* const row = deltas + b * kSubblockRow;
     if (first == 0) row[0] = 0;
     for (std::uint32_t i = first == 0 ? 1 : 0; i < count;) {
       const std::uint32_t entry = s.table[r.buffer & ((1u << kMaxCodeLength) - 1)];
-      if ((entry >> table_entry::kPairBit) != 0 && i + 1 < count) {  // two literals
-        const std::uint32_t len = (entry >> table_entry::kPairLengthShift) & 0xFu;
+      const std::uint32_t extra = entry >> table_entry::kExtraShift;
+      std::uint32_t len = (entry >> table_entry::kLengthShift) & 0xFu;
+      std::uint32_t z = entry & 0x1FFu;
+      if (extra != 0 && i + extra < count) {  // two or three literals
         r.take(len);
         at += len;
-        row[i] = entry & 0x1FFu;
+        row[i] = z;
         row[i + 1] = (entry >> table_entry::kSecondShift) & 0xFFu;
-        i += 2;
+        if (extra == 2) row[i + 2] = (entry >> table_entry::kThirdShift) & 0xFFu;
+        i += extra + 1;
       } else {
-        const std::uint32_t len = (entry >> table_entry::kLengthShift) & 0xFu;
-        std::uint32_t z = entry & 0x1FFu;
+        if (extra != 0) len = s.length[z];  // the sub-block's last deltas: the first code alone
         r.take(len);
         at += len;
         if (z >= literals) {
           const std::uint32_t width = class_width(z, literals);
-          const std::uint32_t extra = escape_bits(width, literals);
-          const std::uint32_t low = r.take(extra);
-          at += extra;
+          const std::uint32_t extra_bits = escape_bits(width, literals);
+          const std::uint32_t low = r.take(extra_bits);
+          at += extra_bits;
           if (width > first_width) {
-            z = (1u << extra) | low;
+            z = (1u << extra_bits) | low;
           } else {
             z = literals + low;
             bad |= bit_width(z) != width;
@@ -719,14 +730,6 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   }
   __syncthreads();
   return static_cast<decode_status>(s.status);
-}
-
-/// After decode_tile: the zig-zagged deltas of this thread's block (block t = threadIdx.x), 0 past
-/// the tile's end. Call before anything overwrites the stage.
-__device__ __forceinline__ void load_deltas(const warp_stage* stages, std::uint32_t block_count, std::uint32_t (&z)[32]) {
-  const auto* row = reinterpret_cast<const std::uint32_t*>(stages) + (threadIdx.x / 8) * kDeltaRow + (threadIdx.x % 8) * 32;
-#pragma unroll
-  for (int i = 0; i < 32; ++i) z[i] = static_cast<std::uint32_t>(i) < block_count ? row[i] : 0u;
 }
 
 }  // namespace huffman

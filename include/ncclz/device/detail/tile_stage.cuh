@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "ncclz/detail/config.hpp"
+#include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
@@ -39,6 +40,26 @@ __device__ __forceinline__ void quantize_or_keep(T x, const P& p, std::int32_t& 
 /// Element e (0..8191) of a tile in its block's stage (one warp_stage per warp).
 __device__ __forceinline__ std::int32_t& staged(warp_stage* stages, std::uint32_t e) {
   return stages[e / 1024][(e % 1024) / 32][e % 32];
+}
+
+/// Sub-block rows, laid over the stage: the entropy decoders run one lane of warp 0 per sub-block
+/// (256 values, a sequential bit stream) and write value i of sub-block b to word
+/// b * kSubblockRow + i; rows of 257 words put the 32 lanes' stores in 32 different banks.
+inline constexpr std::uint32_t kSubblockRow = ncclz::detail::kSubblockElements + 1;
+static_assert(format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4 <= sizeof(warp_stage) * kTileWarps,
+              "the sub-block rows overlay the stage");
+
+__device__ __forceinline__ std::uint32_t* subblock_rows(warp_stage* stages) { return reinterpret_cast<std::uint32_t*>(stages); }
+
+/// After the rows are written (and a barrier): the values of this thread's block (block t =
+/// threadIdx.x, values 32t..32t+31), 0 past the tile's end. Read them all before anything
+/// overwrites the stage.
+__device__ __forceinline__ void load_subblock_rows(const warp_stage* stages, std::uint32_t block_count, std::uint32_t (&z)[32]) {
+  constexpr std::uint32_t kBlocksPerSubblock = ncclz::detail::kSubblockElements / format::kBlockElements;  // 8
+  const auto* row = reinterpret_cast<const std::uint32_t*>(stages) + (threadIdx.x / kBlocksPerSubblock) * kSubblockRow +
+                    (threadIdx.x % kBlocksPerSubblock) * format::kBlockElements;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) z[i] = static_cast<std::uint32_t>(i) < block_count ? row[i] : 0u;
 }
 
 }  // namespace kernels

@@ -9,11 +9,11 @@
 // the sub-blocks of its own stage (4 of them) under both predictors with ballots and reductions,
 // then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
 // one at a time, every field's place from warp scans, each lane ORing in its own values' bits.
-// Decoding a sub-block is a sequential bit stream: one thread a sub-block, lanes 0..3 of warp w
-// for warp w's sub-blocks, reading the stream from shared memory where it fits. Everything else
-// (the least magnitude, the predictor, the offsets, zeroing the stream, the deltas' prefix sums)
-// is spread over all 256 threads or one warp, with three block barriers in measure, one in write
-// and one or two in decode (two more under the deltas predictor).
+// Decoding a sub-block is a sequential bit stream: lane b of warp 0 decodes sub-block b, reading
+// the stream from shared memory where it fits, into the sub-block rows (tile_stage.cuh); the
+// caller turns the values into codes as it does the huffman tile's deltas. Everything else (the
+// least magnitude, the predictor, the offsets, zeroing the stream) is spread over all 256 threads
+// or one warp, with three block barriers in measure, one in write and two in decode.
 #pragma once
 
 #include <cstddef>
@@ -55,7 +55,6 @@ inline constexpr std::uint32_t kStagedStreamWords = 2048;
 /// Per-tile scratch of decode (shared memory; it shares its space with the huffman decoder's, which
 /// is larger).
 struct decode_shared {
-  std::uint32_t subblock_sum[zr::kTileSubblocks];  ///< deltas predictor: each sub-block's sum of deltas
   std::uint32_t stream[kStagedStreamWords];
 };
 
@@ -124,11 +123,10 @@ struct shared_words {
   __device__ std::uint32_t operator()(std::uint32_t i) const { return words[i]; }
 };
 
-/// Takes a sub-block's nonzero values into its rows of the stage (zeroed beforehand), unzigzagged:
-/// the codes under the codes predictor, the deltas under the deltas one (summed afterwards).
-struct stage_sink {
-  std::int32_t (*rows)[kStageRow];  ///< the sub-block's first row
-  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { rows[i / 32][i % 32] = format::unzigzag(z); }
+/// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
+struct row_sink {
+  std::uint32_t* row;
+  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { row[i] = z; }
 };
 
 __device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, std::uint32_t b) {
@@ -442,12 +440,14 @@ __device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages
 /// Decodes the zero_run tile at `tile` (`span`: bytes up to the next tile; nothing past it is read)
 /// of `elements` values with every check of the host decode_tile but the outlier indices' (the
 /// caller patches outliers from outlier_index / outlier_values, which it is given, and checks
-/// them). On success the code of every element e < elements is in staged(stages, e) (an outlier's
-/// position holds what the stream holds), visible to the whole block, and it returns ok; otherwise
-/// the problem, the same in every thread. All kTileThreads threads.
+/// them). On success the tile's values, zig-zagged, are in the sub-block rows over the stage
+/// (load_subblock_rows; an outlier's position holds what the stream holds), `deltas` says whether
+/// they are deltas (codes = base + their inclusive prefix sum) or the codes themselves, and it
+/// returns ok; otherwise the problem, the same in every thread. All kTileThreads threads.
 template <class T>
 __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::uint64_t span, std::uint32_t elements,
-                                warp_stage* stages, std::uint64_t& outlier_index, std::uint64_t& outlier_values) {
+                                warp_stage* stages, bool& deltas_predictor, std::uint64_t& outlier_index,
+                                std::uint64_t& outlier_values) {
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t subblocks = zr::subblock_count(elements);
@@ -472,62 +472,32 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   outlier_index = l.outlier_index;
   outlier_values = l.outlier_values;
 
-  // The stream to shared memory when it fits; warp w zeroes its stage, then lane j < 4 decodes
-  // sub-block 4w + j's nonzero values into it.
+  // The stream to shared memory when it fits and the sub-block rows zeroed; then lane b of warp 0
+  // decodes sub-block b's nonzero values into row b (a warp whose every lane works issues 8 times
+  // fewer instructions than eight warps of four: ncu had the old layout issue-bound).
   const auto* stream = reinterpret_cast<const std::uint32_t*>(tile + l.stream);
   const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
   const bool staged_stream = stream_words <= kStagedStreamWords;
   if (staged_stream) {
     for (std::uint32_t k = threadIdx.x; k < stream_words; k += kTileThreads) s.stream[k] = __ldg(stream + k);
-    __syncthreads();
   }
-  warp_stage& stage = stages[warp_index];
-#pragma unroll 8
-  for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) stage[row][lane] = 0;
-  __syncwarp();
-  const std::uint32_t b = warp_index * kSubblocksPerWarp + lane % kSubblocksPerWarp;
-  const std::uint32_t my_length = __shfl_sync(warp::kFullMask, length, b);
-  const std::uint32_t my_begin = __shfl_sync(warp::kFullMask, through, b) - my_length;
-  constexpr std::uint32_t kSubblockRows = zr::kSubblockElements / 32;  // 8
+  std::uint32_t* const rows = subblock_rows(stages);
+  for (std::uint32_t k = threadIdx.x; k < zr::kTileSubblocks * kSubblockRow; k += kTileThreads) rows[k] = 0;
+  __syncthreads();
   bool bad = false;
-  if (lane < kSubblocksPerWarp && b < subblocks && my_length > 0) {  // a length of 0: every value 0
-    detail::stage_sink out{&stage[(b % kSubblocksPerWarp) * kSubblockRows]};
-    const std::uint32_t n = detail::subblock_size(elements, b);
+  if (warp_index == 0 && lane < subblocks && length > 0) {  // a length of 0: every value 0
+    const std::uint32_t begin = through - length, n = detail::subblock_size(elements, lane);
+    detail::row_sink out{rows + lane * kSubblockRow};
     if (staged_stream) {
-      zr::bit_reader<detail::shared_words> r(detail::shared_words{s.stream}, my_begin, my_begin + my_length);
+      zr::bit_reader<detail::shared_words> r(detail::shared_words{s.stream}, begin, begin + length);
       bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
     } else {
-      zr::bit_reader<detail::global_words> r(detail::global_words{stream}, my_begin, my_begin + my_length);
+      zr::bit_reader<detail::global_words> r(detail::global_words{stream}, begin, begin + length);
       bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
     }
   }
   if (__syncthreads_or(bad)) return decode_status::corrupt_subblock;
-  if (deltas) {
-    // Codes = base + the deltas of the earlier sub-blocks + the running sum within the sub-block:
-    // each warp scans its rows (the elements past the tile's end are zeros), then every thread adds
-    // the earlier sub-blocks' sums to element t of each sub-block.
-    std::uint32_t carry = 0;
-    for (std::uint32_t row = 0; row < static_cast<std::uint32_t>(kBlocksPerWarp); ++row) {
-      const std::uint32_t through_lane = warp::inclusive_sum(static_cast<std::uint32_t>(stage[row][lane]));
-      stage[row][lane] = static_cast<std::int32_t>(carry + through_lane);
-      carry += __shfl_sync(warp::kFullMask, through_lane, 31);
-      if (row % kSubblockRows == kSubblockRows - 1) {
-        if (lane == 0) s.subblock_sum[warp_index * kSubblocksPerWarp + row / kSubblockRows] = carry;
-        carry = 0;
-      }
-    }
-    __syncthreads();
-    auto before = static_cast<std::uint32_t>(th.base);
-    for (std::uint32_t sb = 0; sb < subblocks; ++sb) {
-      const std::uint32_t e = sb * zr::kSubblockElements + threadIdx.x;
-      if (e < elements) {
-        std::int32_t& c = staged(stages, e);
-        c = static_cast<std::int32_t>(static_cast<std::uint32_t>(c) + before);
-      }
-      before += s.subblock_sum[sb];
-    }
-    __syncthreads();
-  }
+  deltas_predictor = deltas;
   return decode_status::ok;
 }
 
