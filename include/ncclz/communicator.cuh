@@ -109,7 +109,10 @@ struct communicator_config {
   /// another. Measured on the 4-rank emulated cluster (sockets), 256 MiB allreduce at REL 1e-2:
   /// 1 part 12.64 / 15.00 ms, 4 parts of 64 MiB 12.65 / 16.4 ms, 8 parts of 32 MiB 18.9 ms (two
   /// runs): coding hides behind the transfer, but every part adds two size exchanges and smaller
-  /// socket messages. Hence Communicator's default Pipeline<NoOverlap>, and large parts here.
+  /// socket messages. Hence Communicator's default Pipeline<NoOverlap>, and large parts here. At
+  /// REL 1e-3 (more bytes, longer coding) parts pay (ncclz-perf --chunk, 256 MiB, 4 ranks):
+  /// FixedLength 24.4 ms in 1 part, 19.6 in 2, 17.4 in 4 (20.8 in 1 that run); Adaptive 34.7 in 1,
+  /// 24.4 in 2, 32.0 in 4, 25.6 in 8 (docs/benchmarks.md, issue 5).
   std::size_t pipeline_part_bytes = std::size_t{64} << 20;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
