@@ -266,16 +266,22 @@ class bench {
     return phases.str();
   }
 
-  /// This rank's input: the whole send buffer, uploaded in slices to bound host memory.
+  /// This rank's input: the whole send buffer, uploaded in slices to bound host memory, each
+  /// generated on this rank's share of the host threads (--gen gradient costs two Gaussians a value).
   void upload_input() {
     constexpr std::size_t kSlice = std::size_t{1} << 22;
     std::vector<T> slice(std::min(kSlice, max_count_));
     for (std::size_t first = 0; first < max_count_; first += kSlice) {
       const std::size_t n = std::min(kSlice, max_count_ - first);
-      for (std::size_t i = 0; i < n; ++i) slice[i] = perf::element<T>::from_double(in_.value(me_, first + i));
+      perf::for_each_part(n, perf::parts_for(n, host_threads()), [&](unsigned, std::uint64_t begin, std::uint64_t end) {
+        for (std::uint64_t i = begin; i < end; ++i) slice[i] = perf::element<T>::from_double(in_.value(me_, first + i));
+      });
       NCCLZ_CUDA_TRY(cudaMemcpy(d_send_.ptr + first, slice.data(), n * sizeof(T), cudaMemcpyHostToDevice));
     }
   }
+
+  /// The ranks of the emulated cluster share one host: each gets its share of the threads.
+  unsigned host_threads() const { return std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_)); }
 
   /// One small send and receive with every peer, so that NCCL has connected every pair (it does
   /// so lazily, on first use) before anything is timed.
@@ -418,9 +424,8 @@ class bench {
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(host_nccl_.data(), d_nccl_out_.ptr, s.recv_count * sizeof(T), cudaMemcpyDeviceToHost, stream_));
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(host_ncclz_.data(), d_ncclz_out_.ptr, s.recv_count * sizeof(T), cudaMemcpyDeviceToHost, stream_));
     cc_.synchronize(stream_);
-    // The ranks of the emulated cluster share one host: split its threads between them.
-    const unsigned threads = std::max(1u, std::thread::hardware_concurrency() / static_cast<unsigned>(n_));
-    return perf::check_results<T>(s, in_, o_.op, me_, o_.root, host_nccl_.data(), host_ncclz_.data(), ncclz_bound, threads);
+    return perf::check_results<T>(s, in_, o_.op, me_, o_.root, host_nccl_.data(), host_ncclz_.data(), ncclz_bound,
+                                  host_threads());
   }
 
   // ---- output (rank 0) ---------------------------------------------------------------------------

@@ -292,16 +292,31 @@ struct check_result {
   tally nccl, ncclz;
 };
 
+/// At most this many threads' parts, of at least 65536 of the n values each.
+inline unsigned parts_for(std::uint64_t n, unsigned threads) {
+  return static_cast<unsigned>(std::clamp<std::uint64_t>(n / 65536, 1, std::max(threads, 1u)));
+}
+
+/// Runs work(t, begin, end) for the parts [begin, end) of [0, n), t = 0..parts-1, on `parts`
+/// host threads (the calling one included).
+template <class Work>
+void for_each_part(std::uint64_t n, unsigned parts, Work&& work) {
+  const auto part = [&](unsigned t) { work(t, n * t / parts, n * (t + 1) / parts); };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < parts; ++t) pool.emplace_back(part, t);
+  part(0);
+  for (auto& th : pool) th.join();
+}
+
 /// Checks this rank's NCCL and ncclz results in one pass over the reference, on `threads` host
 /// threads. `ncclz_bound` is the promised bound, or negative when ncclz fell back to NCCL.
 template <class T>
 check_result check_results(const row_shape& s, const input_source& in, reduction op, int me, int root,
                            const T* got_nccl, const T* got_ncclz, double ncclz_bound, unsigned threads) {
   const std::uint64_t n = checked_count(s, me, root);
-  threads = static_cast<unsigned>(std::clamp<std::uint64_t>(n / 65536, 1, std::max(threads, 1u)));
+  threads = parts_for(n, threads);
   std::vector<check_result> part(threads);
-  const auto work = [&](unsigned t) {
-    const std::uint64_t begin = n * t / threads, end = n * (t + 1) / threads;
+  for_each_part(n, threads, [&](unsigned t, std::uint64_t begin, std::uint64_t end) {
     for (std::uint64_t j = begin; j < end; ++j) {
       const expected_value e = expected<T>(s, in, op, me, root, j);
       const double nccl_tol = nccl_tolerance<T>(s, op, e);
@@ -309,11 +324,7 @@ check_result check_results(const row_shape& s, const input_source& in, reduction
       part[t].ncclz.add(element<T>::to_double(got_ncclz[j]), e.value,
                         ncclz_bound < 0 ? nccl_tol : ncclz_tolerance<T>(s, ncclz_bound, e));
     }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < threads; ++t) pool.emplace_back(work, t);
-  work(0);
-  for (auto& th : pool) th.join();
+  });
   check_result all;
   for (const auto& p : part) {
     all.nccl.merge(p.nccl);
