@@ -459,6 +459,23 @@ class bit_reader {
   /// A Rice code of parameter k (0..31) whose value is at most `limit`.
   NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
   NCCLZ_HOST_DEVICE read_status rice(std::uint32_t k, std::uint32_t limit, std::uint32_t& v) {
+    // The common case in one step: the quotient's one bit in the next 32 bits, the whole code in
+    // the buffer and before the end. Anything else (a long quotient, the end near) goes the
+    // general way below, which gives the same value and the same errors.
+    if (at_ != end_) {
+      refill();
+      const std::uint32_t window = left() < 32 ? left() : 32;
+      const std::uint32_t bits = static_cast<std::uint32_t>(buffer_) & low_mask(window);
+      if (bits != 0) {
+        const std::uint32_t t = trailing_zeros(bits), length = t + 1 + k;
+        if (t <= (limit >> k) && length <= left() && length <= have_) {
+          const std::uint32_t low = static_cast<std::uint32_t>(buffer_ >> (t + 1)) & low_mask(k);
+          consume(length);
+          v = (t << k) | low;
+          return v > limit ? read_status::over_limit : read_status::ok;
+        }
+      }
+    }
     std::uint32_t q = 0, low = 0;
     const read_status s = unary(limit >> k, q);
     if (s != read_status::ok) return s;
