@@ -164,6 +164,25 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t raw_tile_bytes(std::uint32_t elements,
   return align_up(sizeof(tile_header) + std::uint64_t{elements} * value_bytes, 8);
 }
 
+/// Where the parts after a tile's coded stream start (relative to the tile), and the tile's size:
+/// every coded tile mode ends this way.
+struct stream_tail {
+  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
+  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
+  std::uint64_t total;           ///< padded to 8 bytes
+};
+
+/// The tail of a tile whose stream of `stream_bits` starts at `stream`: the stream padded to 4
+/// bytes, the outlier indices, padding to `value_bytes`, the outlier values, padding to 8.
+NCCLZ_HOST_DEVICE constexpr stream_tail stream_tail_of(std::uint64_t stream, std::uint64_t stream_bits,
+                                                       std::uint32_t outliers, std::uint32_t value_bytes) {
+  stream_tail t{};
+  t.outlier_index = stream + align_up((stream_bits + 7) / 8, 4);
+  t.outlier_values = align_up(t.outlier_index + 2ull * outliers, value_bytes);
+  t.total = align_up(t.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  return t;
+}
+
 /// Where the parts of a fixed-length tile start, relative to the tile, and its total size.
 struct fixed_tile_layout {
   std::uint64_t widths;          ///< one byte per block
@@ -178,9 +197,10 @@ NCCLZ_HOST_DEVICE constexpr fixed_tile_layout fixed_tile_layout_of(std::uint32_t
   fixed_tile_layout l{};
   l.widths = sizeof(tile_header);
   l.planes = align_up(l.widths + blocks, 4);
-  l.outlier_index = l.planes + plane_words * 4;
-  l.outlier_values = align_up(l.outlier_index + std::uint64_t{outliers} * 2, value_bytes);
-  l.total = align_up(l.outlier_values + std::uint64_t{outliers} * value_bytes, 8);
+  const stream_tail tail = stream_tail_of(l.planes, plane_words * 32, outliers, value_bytes);  // the planes are the stream
+  l.outlier_index = tail.outlier_index;
+  l.outlier_values = tail.outlier_values;
+  l.total = tail.total;
   return l;
 }
 

@@ -48,7 +48,7 @@ constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblo
   l.code_lengths = sizeof(tile_header) + sizeof(huffman_header);
   l.subblock_bits = align_up(l.code_lengths + (symbols + 1) / 2, 2);
   l.stream = align_up(l.subblock_bits + 2ull * subblocks, 4);
-  const ncclz::detail::stream_tail tail = ncclz::detail::stream_tail_of(l.stream, stream_bits, outliers, value_bytes);
+  const stream_tail tail = stream_tail_of(l.stream, stream_bits, outliers, value_bytes);
   l.outlier_index = tail.outlier_index;
   l.outlier_values = tail.outlier_values;
   l.total = tail.total;

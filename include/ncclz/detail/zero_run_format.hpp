@@ -80,7 +80,7 @@ inline constexpr std::uint32_t kMaxSubblockBits = kFormBits + group_count(kSubbl
 static_assert(kMaxSubblockBits <= 0xFFFF, "a sub-block's bit length must fit its u16");
 
 /// Where the parts of a zero_run tile start, relative to the tile, and its total size.
-struct tile_layout : stream_tail {
+struct tile_layout : format::stream_tail {
   std::uint64_t subblock_bits;  ///< u16 per sub-block: the bits of its stream (0: all values zero)
   std::uint64_t stream;         ///< the sub-blocks' streams back to back, LSB first; 4-byte aligned
 };
@@ -89,7 +89,7 @@ NCCLZ_HOST_DEVICE constexpr tile_layout tile_layout_of(std::uint32_t subblocks, 
                                                        std::uint32_t outliers, std::uint32_t value_bytes) {
   const std::uint64_t subblock_bits = sizeof(format::tile_header) + sizeof(zero_run_header);
   const std::uint64_t stream = format::align_up(subblock_bits + 2ull * subblocks, 4);
-  return {stream_tail_of(stream, stream_bits, outliers, value_bytes), subblock_bits, stream};
+  return {format::stream_tail_of(stream, stream_bits, outliers, value_bytes), subblock_bits, stream};
 }
 
 /// The largest zero_run tile an encoder writes for `elements` values: every sub-block dense at 32

@@ -29,7 +29,7 @@
 #include "ncclz/format.hpp"
 #include "ncclz/detail/huffman_format.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"
-#include "ncclz/host/detail/subblocks.hpp"  // detail::stream_tail_of
+#include "ncclz/host/detail/subblocks.hpp"  // detail::subblock_count
 #include "ncclz/host/detail/tile_bytes.hpp"  // detail::put, get, bit_width, corrupt_tile
 
 namespace ncclz::host::detail::huffman {

@@ -7,8 +7,6 @@
 namespace ncclz::host::detail {
 
 using ncclz::detail::kSubblockElements;
-using ncclz::detail::stream_tail;
-using ncclz::detail::stream_tail_of;
 using ncclz::detail::subblock_count;
 
 }  // namespace ncclz::host::detail
