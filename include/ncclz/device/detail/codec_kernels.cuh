@@ -697,14 +697,13 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     return;
   }
 
+  // Codes: the values themselves (zero_run's codes predictor), or the tile base + the deltas of all
+  // earlier blocks + the running sum within the block.
+  std::uint32_t before = 0;
   if (values_are_codes) {
-    __syncthreads();  // every thread has read its block from the sub-block rows before any is overwritten
 #pragma unroll
-    for (int c = 0; c < 8; ++c) {
-      *reinterpret_cast<int4*>(&stage[lane][4 * c]) = make_int4(format::unzigzag(running[4 * c]), format::unzigzag(running[4 * c + 1]),
-                                                                format::unzigzag(running[4 * c + 2]), format::unzigzag(running[4 * c + 3]));
-    }
-    __syncwarp();
+    for (int i = 0; i < 32; ++i) running[i] = static_cast<std::uint32_t>(format::unzigzag(running[i]));
+    __syncthreads();  // every thread has read its block from the sub-block rows before any is overwritten
   } else {
     if (warp_count > 0) {
       std::uint32_t sum = 0;
@@ -714,24 +713,23 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         running[i] = sum;
       }
     }
-    // Codes = tile base + deltas of all earlier blocks + the running sum within the block.
     const std::uint32_t block_sum = running[31];
     const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
     if (lane == 31) s.warp_sum[warp_index] = sum_through;
     __syncthreads();  // also: every thread has read its staged deltas before any row is overwritten
-    if (warp_count > 0) {
-      std::uint32_t before = base + sum_through - block_sum;
+    before = base + sum_through - block_sum;
 #pragma unroll
-      for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
-#pragma unroll
-      for (int c = 0; c < 8; ++c) {
-        *reinterpret_cast<int4*>(&stage[lane][4 * c]) =
-            make_int4(static_cast<std::int32_t>(before + running[4 * c]), static_cast<std::int32_t>(before + running[4 * c + 1]),
-                      static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
-      }
-    }
-    __syncwarp();
+    for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;
   }
+  if (warp_count > 0) {
+#pragma unroll
+    for (int c = 0; c < 8; ++c) {
+      *reinterpret_cast<int4*>(&stage[lane][4 * c]) =
+          make_int4(static_cast<std::int32_t>(before + running[4 * c]), static_cast<std::int32_t>(before + running[4 * c + 1]),
+                    static_cast<std::int32_t>(before + running[4 * c + 2]), static_cast<std::int32_t>(before + running[4 * c + 3]));
+    }
+  }
+  __syncwarp();
   if (warp_count > 0) out.unstage(stage, tile_first + warp_first, warp_count, p);
   if (outliers == 0) return;
   __syncthreads();  // the outliers below overwrite values the warps above wrote
