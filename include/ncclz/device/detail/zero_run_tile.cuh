@@ -134,51 +134,76 @@ __device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, s
   return elements - first < zr::kSubblockElements ? elements - first : zr::kSubblockElements;
 }
 
+/// A sub-block of a warp's stage, walked row by row by the whole warp: lane l takes element
+/// 32g + l of row g. next(g) gives the lane's predicted value and, for a nonzero, the run of zeros
+/// before it (since the previous set bit of the row's ballot, or the last nonzero of an earlier
+/// row) and its rank among the sub-block's nonzeros (a popcount). Rows must come in order.
+struct row_walk {
+  const warp_stage& stage;
+  std::uint32_t first_row, n;
+  zr::predictor pred;
+  std::int32_t carry;      ///< the code before the next row (the sub-block's `before` at first)
+  std::int32_t last = -1;  ///< the last nonzero of the rows before, -1 for none
+  std::uint32_t rank = 0;  ///< nonzeros in the rows before
+
+  struct element {
+    std::uint32_t z;        ///< the predicted (zig-zagged) value, 0 past n
+    std::uint32_t nonzero;  ///< the row's ballot of z != 0
+    std::uint32_t run;      ///< z != 0: zeros since the previous nonzero
+    std::uint32_t rank;     ///< z != 0: nonzeros before it in the sub-block
+  };
+
+  __device__ element next(std::uint32_t g) {
+    const unsigned lane = warp::lane_id();
+    const std::uint32_t i = g * 32 + lane;
+    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
+    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
+    element e{};
+    e.z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
+    carry = __shfl_sync(warp::kFullMask, q, 31);
+    e.nonzero = __ballot_sync(warp::kFullMask, e.z != 0);
+    const std::uint32_t earlier = e.nonzero & ((1u << lane) - 1u);
+    if (e.z != 0) {
+      const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
+      e.run = static_cast<std::uint32_t>(static_cast<std::int32_t>(i) - previous - 1);
+      e.rank = rank + static_cast<std::uint32_t>(__popc(earlier));
+    }
+    if (e.nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(e.nonzero));
+    rank += static_cast<std::uint32_t>(__popc(e.nonzero));
+    return e;
+  }
+};
+
 /// The sums the form choice needs (zr::subblock_sums) of one sub-block under one predictor, by the
-/// whole warp (its stage holds the sub-block): lane l takes element 32g + l of each row g, so rows
-/// are the dense form's groups (one OR reduction each), a nonzero's run ends at the previous set
-/// bit of its row's ballot (or the last one of an earlier row), and its rank among the nonzeros (for
-/// the magnitudes' groups of 32) is a popcount. The same sums as zr::subblock_stats adds one value
-/// at a time (the GPU test compares the bytes this leads to with the host's).
+/// whole warp (its stage holds the sub-block) in a row_walk: rows are the dense form's groups (one
+/// OR reduction each), runs and ranks (for the magnitudes' groups of 32) come from the walk. The
+/// same sums as zr::subblock_stats adds one value at a time (the GPU test compares the bytes this
+/// leads to with the host's).
 __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, std::uint32_t first_row, std::uint32_t n,
                                                        zr::predictor pred, std::int32_t before, std::uint32_t min_magnitude) {
-  const unsigned lane = warp::lane_id();
-  const std::uint32_t lanes_below = (1u << lane) - 1u;
   zr::subblock_sums s;
   // Per lane, then reduced: runs' r >> k; stored magnitudes m = hi 2^16 + lo as the sum of hi and
   // of lo >> j (m >> j = hi 2^(16-j) + (lo >> j) for j <= 14, and every sum fits 32 bits); the OR of
   // the magnitudes in each group of 32 nonzeros (at most 8).
   std::uint32_t runs[zr::kMaxRice + 1] = {}, hi = 0, lo[zr::kMagnitudeGroups] = {}, group_or[8] = {};
-  std::int32_t last = -1;  // the last nonzero of the rows before, -1 for none
-  std::uint32_t rank = 0;  // nonzeros in the rows before
-  std::int32_t carry = before;
+  row_walk walk{stage, first_row, n, pred, before};
   for (std::uint32_t g = 0; g * 32 < n; ++g) {
-    const std::uint32_t i = g * 32 + lane;
-    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
-    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
-    const std::uint32_t z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
-    carry = __shfl_sync(warp::kFullMask, q, 31);
+    const row_walk::element e = walk.next(g);
     const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
-    s.dense_bits += zr::group_bits(size, zr::value_width(__reduce_or_sync(warp::kFullMask, z)));
-    const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
-    s.negatives += static_cast<std::uint32_t>(__popc(__ballot_sync(warp::kFullMask, zr::is_negative(z))));
-    if (z != 0) {
-      const std::uint32_t earlier = nonzero & lanes_below;
-      const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
-      const auto run = static_cast<std::uint32_t>(static_cast<std::int32_t>(i) - previous - 1);
+    s.dense_bits += zr::group_bits(size, zr::value_width(__reduce_or_sync(warp::kFullMask, e.z)));
+    s.negatives += static_cast<std::uint32_t>(__popc(__ballot_sync(warp::kFullMask, zr::is_negative(e.z))));
+    if (e.z != 0) {
 #pragma unroll
-      for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) runs[k] += run >> k;
-      const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+      for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) runs[k] += e.run >> k;
+      const std::uint32_t m = zr::magnitude(e.z) - min_magnitude;
       hi += m >> 16;
 #pragma unroll
       for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) lo[j] += (m & 0xFFFFu) >> j;
-      const std::uint32_t group = (rank + static_cast<std::uint32_t>(__popc(earlier))) / 32;
 #pragma unroll
-      for (std::uint32_t k = 0; k < 8; ++k) group_or[k] |= group == k ? m : 0u;
+      for (std::uint32_t k = 0; k < 8; ++k) group_or[k] |= e.rank / 32 == k ? m : 0u;
     }
-    if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
-    rank += static_cast<std::uint32_t>(__popc(nonzero));
   }
+  const std::uint32_t rank = walk.rank;
   s.nonzeros = rank;
 #pragma unroll
   for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) s.run_shifted[k] = __reduce_add_sync(warp::kFullMask, runs[k]);
@@ -197,31 +222,21 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
 }
 
 /// Writes one sub-block (zr::put_subblock's bits, at bit `start` of the zeroed stream) by the whole
-/// warp whose stage holds it: lane l takes element 32g + l of each row g, as in warp_sums, and every
-/// field's place comes from warp scans (a first pass sums the runs' bits and a sparse sub-block's
+/// warp whose stage holds it, in row_walks as warp_sums, and every field's place comes from warp scans (a first pass sums the runs' bits and a sparse sub-block's
 /// magnitude group widths), so each lane ORs in its own values' bits: no lane walks the sub-block
 /// alone.
 __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32_t start, const warp_stage& stage,
                                                std::uint32_t first_row, std::uint32_t n, zr::predictor pred,
                                                std::int32_t before, const zr::subblock_plan& p, std::uint32_t min_magnitude) {
   const unsigned lane = warp::lane_id();
-  const std::uint32_t lanes_below = (1u << lane) - 1u;
   if (p.nonzeros == 0) return;
   const std::uint32_t rows = (n + 31) / 32;
-  const auto value_at = [&](std::uint32_t g, std::int32_t& carry) {
-    const std::uint32_t i = g * 32 + lane;
-    const std::int32_t q = i < n ? code_of(stage[first_row + g][lane]) : 0;
-    const std::int32_t up = __shfl_up_sync(warp::kFullMask, q, 1);
-    const std::uint32_t z = i < n ? zr::predict(q, lane == 0 ? carry : up, pred) : 0u;
-    carry = __shfl_sync(warp::kFullMask, q, 31);
-    return z;
-  };
   if (lane == 0) or_bits(words, start, p.form, zr::kFormBits);
   if (p.form == zr::kDense) {  // groups of 32 = rows: a width, then the row's values in it
     std::uint32_t at = start + zr::kFormBits;
-    std::int32_t carry = before;
+    row_walk walk{stage, first_row, n, pred, before};
     for (std::uint32_t g = 0; g < rows; ++g) {
-      const std::uint32_t z = value_at(g, carry);
+      const std::uint32_t z = walk.next(g).z;
       const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
       const std::uint32_t width = zr::value_width(__reduce_or_sync(warp::kFullMask, z));
       if (lane == 0) or_bits(words, at, width, zr::kWidthBits);
@@ -233,31 +248,18 @@ __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32
   const std::uint32_t k = p.form, j = p.magnitude_form;
   const bool grouped = j == zr::kMagnitudeGroups, mixed = p.signs == zr::sign_mode::mixed;
   if (lane == 0) or_bits(words, start + zr::kFormBits, p.nonzeros - 1, zr::kCountBits);
-  // A nonzero's run of zeros before it and its rank among the nonzeros (previous and last as in warp_sums).
-  const auto locate = [&](std::uint32_t g, std::uint32_t nonzero, std::int32_t last, std::uint32_t& run) {
-    const std::uint32_t earlier = nonzero & lanes_below;
-    const std::int32_t previous = earlier != 0 ? static_cast<std::int32_t>(g * 32 + 31 - __clz(earlier)) : last;
-    run = static_cast<std::uint32_t>(static_cast<std::int32_t>(g * 32 + lane) - previous - 1);
-    return static_cast<std::uint32_t>(__popc(earlier));
-  };
   // Pass 1: the runs' bits; the widths of the magnitudes' groups of 32 (at most 8).
   std::uint32_t run_bits = 0, group_or[8] = {};
   {
-    std::int32_t carry = before, last = -1;
-    std::uint32_t rank = 0;
+    row_walk walk{stage, first_row, n, pred, before};
     for (std::uint32_t g = 0; g < rows; ++g) {
-      const std::uint32_t z = value_at(g, carry);
-      const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
-      if (z != 0) {
-        std::uint32_t run;
-        const std::uint32_t r = rank + locate(g, nonzero, last, run);
-        run_bits += (run >> k) + 1 + k;
-        const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+      const row_walk::element e = walk.next(g);
+      if (e.z != 0) {
+        run_bits += (e.run >> k) + 1 + k;
+        const std::uint32_t m = zr::magnitude(e.z) - min_magnitude;
 #pragma unroll
-        for (std::uint32_t t = 0; t < 8; ++t) group_or[t] |= r / 32 == t ? m : 0u;
+        for (std::uint32_t t = 0; t < 8; ++t) group_or[t] |= e.rank / 32 == t ? m : 0u;
       }
-      if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
-      rank += static_cast<std::uint32_t>(__popc(nonzero));
     }
   }
   const std::uint32_t signs_at = start + zr::kFormBits + zr::kCountBits + __reduce_add_sync(warp::kFullMask, run_bits);
@@ -281,13 +283,11 @@ __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32
     or_bits(words, form_at, j, zr::kMagnitudeFormBits);
   }
   // Pass 2: each nonzero's run, sign and magnitude at offsets from warp scans.
-  std::int32_t carry = before, last = -1;
-  std::uint32_t rank = 0, run_at = start + zr::kFormBits + zr::kCountBits, magnitude_at = form_at + zr::kMagnitudeFormBits;
+  row_walk walk{stage, first_row, n, pred, before};
+  std::uint32_t run_at = start + zr::kFormBits + zr::kCountBits, magnitude_at = form_at + zr::kMagnitudeFormBits;
   for (std::uint32_t g = 0; g < rows; ++g) {
-    const std::uint32_t z = value_at(g, carry);
-    const std::uint32_t nonzero = __ballot_sync(warp::kFullMask, z != 0);
-    std::uint32_t run = 0, r = 0;
-    if (z != 0) r = rank + locate(g, nonzero, last, run);
+    const row_walk::element e = walk.next(g);
+    const std::uint32_t z = e.z, run = e.run, r = e.rank;
     const std::uint32_t stored = z != 0 ? zr::magnitude(z) - min_magnitude : 0u;
     const std::uint32_t run_length = z != 0 ? (run >> k) + 1 + k : 0u;
     const std::uint32_t run_through = warp::inclusive_sum(run_length);
@@ -307,8 +307,6 @@ __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32
     }
     run_at += __shfl_sync(warp::kFullMask, run_through, 31);
     magnitude_at += __shfl_sync(warp::kFullMask, magnitude_through, 31);
-    if (nonzero != 0) last = static_cast<std::int32_t>(g * 32 + 31 - __clz(nonzero));
-    rank += static_cast<std::uint32_t>(__popc(nonzero));
   }
 }
 
