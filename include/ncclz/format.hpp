@@ -184,12 +184,9 @@ NCCLZ_HOST_DEVICE constexpr stream_tail stream_tail_of(std::uint64_t stream, std
 }
 
 /// Where the parts of a fixed-length tile start, relative to the tile, and its total size.
-struct fixed_tile_layout {
-  std::uint64_t widths;          ///< one byte per block
-  std::uint64_t planes;          ///< 4 bytes per bit plane, blocks in order
-  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
-  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
-  std::uint64_t total;           ///< padded to 8 bytes
+struct fixed_tile_layout : stream_tail {
+  std::uint64_t widths;  ///< one byte per block
+  std::uint64_t planes;  ///< 4 bytes per bit plane, blocks in order
 };
 
 NCCLZ_HOST_DEVICE constexpr fixed_tile_layout fixed_tile_layout_of(std::uint32_t blocks, std::uint64_t plane_words,
@@ -197,10 +194,7 @@ NCCLZ_HOST_DEVICE constexpr fixed_tile_layout fixed_tile_layout_of(std::uint32_t
   fixed_tile_layout l{};
   l.widths = sizeof(tile_header);
   l.planes = align_up(l.widths + blocks, 4);
-  const stream_tail tail = stream_tail_of(l.planes, plane_words * 32, outliers, value_bytes);  // the planes are the stream
-  l.outlier_index = tail.outlier_index;
-  l.outlier_values = tail.outlier_values;
-  l.total = tail.total;
+  static_cast<stream_tail&>(l) = stream_tail_of(l.planes, plane_words * 32, outliers, value_bytes);  // the planes are the stream
   return l;
 }
 

@@ -33,13 +33,10 @@ struct huffman_header {
 static_assert(sizeof(huffman_header) == 4);
 
 /// Where the parts of a huffman tile start, relative to the tile, and its total size.
-struct tile_layout {
-  std::uint64_t code_lengths;    ///< 4 bits per symbol, low nibble first
-  std::uint64_t subblock_bits;   ///< u16 per sub-block: the bits of its stream
-  std::uint64_t stream;          ///< the sub-blocks' streams back to back, LSB first
-  std::uint64_t outlier_index;   ///< u16 element index within the tile, per outlier
-  std::uint64_t outlier_values;  ///< the outliers' values, bit for bit
-  std::uint64_t total;           ///< padded to 8 bytes
+struct tile_layout : stream_tail {
+  std::uint64_t code_lengths;   ///< 4 bits per symbol, low nibble first
+  std::uint64_t subblock_bits;  ///< u16 per sub-block: the bits of its stream
+  std::uint64_t stream;         ///< the sub-blocks' streams back to back, LSB first
 };
 
 constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblocks, std::uint64_t stream_bits,
@@ -48,10 +45,7 @@ constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblo
   l.code_lengths = sizeof(tile_header) + sizeof(huffman_header);
   l.subblock_bits = align_up(l.code_lengths + (symbols + 1) / 2, 2);
   l.stream = align_up(l.subblock_bits + 2ull * subblocks, 4);
-  const stream_tail tail = stream_tail_of(l.stream, stream_bits, outliers, value_bytes);
-  l.outlier_index = tail.outlier_index;
-  l.outlier_values = tail.outlier_values;
-  l.total = tail.total;
+  static_cast<stream_tail&>(l) = stream_tail_of(l.stream, stream_bits, outliers, value_bytes);
   return l;
 }
 
