@@ -3,7 +3,7 @@
 // exits 1 when a decoded value breaks its bound (or a decode fails), 2 on any other error.
 //
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
-//                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--seed S]
+//                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,zero_run,adaptive] [--seed S]
 //                     [--json FILE] [--quick]
 //   ncclz-codec-bench --lossless DIR [--runs 20]
 //
@@ -64,7 +64,7 @@ struct Options {
   std::string only;                  // --only: run the inputs whose name contains this
   std::vector<double> bounds{1e-2, 1e-3, 1e-4};
   std::vector<std::string> dtypes{"f32"};  // f32, f16, bf16
-  std::vector<std::string> coders{"fixed_length"};  // fixed_length, huffman, adaptive
+  std::vector<std::string> coders{"fixed_length"};  // fixed_length, huffman, zero_run, adaptive
   int runs = 20;
   std::size_t size_mb = 256;
   std::uint64_t seed = 0;
@@ -385,6 +385,7 @@ void bench_input(const Context& c, const Options& o, const std::string& name, bo
     for (const std::string& coder : o.coders) {
       if (coder == "huffman") emit(run_case<RelC<ncclz::Huffman>, AbsC<ncclz::Huffman>>(c, name, small, host, back, d, b, range));
       else if (coder == "adaptive") emit(run_case<RelC<ncclz::Adaptive>, AbsC<ncclz::Adaptive>>(c, name, small, host, back, d, b, range));
+      else if (coder == "zero_run") emit(run_case<RelC<ncclz::ZeroRun>, AbsC<ncclz::ZeroRun>>(c, name, small, host, back, d, b, range));
       else emit(run_case<RelFL, AbsFL>(c, name, small, host, back, d, b, range));
     }
   }
@@ -413,7 +414,7 @@ void bench_dtypes(const Context& c, const Options& o, const std::string& name, b
 [[noreturn]] void usage(int rc) {
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
-               "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,adaptive] [--only NAME] [--json FILE]\n"
+               "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,zero_run,adaptive] [--only NAME] [--json FILE]\n"
                "                         [--quick]\n"
                "       ncclz-codec-bench --lossless DIR [--runs N]   (lossless codec on DIR/*.f32, *.bf16, *.f16)\n"
                "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
@@ -456,7 +457,7 @@ Options parse(int argc, char** argv) {
     } else if (a == "--coders") {
       o.coders = split_commas(value());
       for (const std::string& t : o.coders)
-        if (t != "fixed_length" && t != "huffman" && t != "adaptive") usage(2);
+        if (t != "fixed_length" && t != "huffman" && t != "zero_run" && t != "adaptive") usage(2);
     } else if (a == "--dtype") {
       o.dtypes = split_commas(value());
       for (const std::string& t : o.dtypes)

@@ -4,11 +4,12 @@
 # time and a step that runs out says so:
 #   device codec tests (bit-exact with the host: every coder, every dtype; zero_run tiles),
 #   ncclz-perf on 4 emulated ranks at 256 MiB: allreduce REL 1e-3 with Adaptive and FixedLength
-#     (one part, and two parts overlapping coding with transfers), bf16 and fp16 rows,
+#     (one part, and two parts overlapping coding with transfers), bf16 rows, fp16/bf16/fp32 rows on
+#     generated gradients,
 #     FixedRate<8> and <4>,
 #   the collectives tests (Adaptive included) on 4 ranks, the lossless cluster test on 3 ranks
 #     (with ./prebuilt: those, peer failure, the perf smoke tests and the examples),
-#   the codec bench on the real fields (fixed_length, huffman, adaptive; 64 MiB large inputs),
+#   the codec bench on the real fields (fixed_length, huffman, zero_run, adaptive; 64 MiB inputs),
 #   real PyTorch gradients and their lossless ratio (fixed_length, adaptive).
 # scripts/device_run.sh is the full run (every test on 2-4 ranks, full sweeps). With ./prebuilt
 # carried (scripts/pack_prebuilt.sh), nothing is built here.
@@ -43,10 +44,16 @@ fi
 
 data_args=()
 [ -d data ] && data_args=(--data data)
-perf() { # NAME ARGS...
+perf() { # NAME ARGS... (the real fields)
   local name=$1
   shift
   step "$name" 40 scripts/emulated_cluster.sh -n 4 --timeout 60 -- "$PWD/$build/benchmarks/ncclz-perf" "${data_args[@]}" \
+    -C allreduce -b 256M -e 256M --json "$logs/$name.jsonl" "$@"
+}
+perf_gradient() { # NAME ARGS... (generated gradients: fp16 holds their sums, it does not hold the fields')
+  local name=$1
+  shift
+  step "$name" 60 scripts/emulated_cluster.sh -n 4 --timeout 80 -- "$PWD/$build/benchmarks/ncclz-perf" --gen gradient \
     -C allreduce -b 256M -e 256M --json "$logs/$name.jsonl" "$@"
 }
 step gpu_tests 120 "$build/test/gpu_tests"
@@ -55,8 +62,10 @@ perf perf-adaptive-2parts --rel 1e-3 --coder adaptive --chunk 128M
 perf perf-fixed --rel 1e-3 --coder fixed_length
 perf perf-fixed-2parts --rel 1e-3 --coder fixed_length --chunk 128M
 perf perf-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16
-perf perf-adaptive-f16 --rel 1e-3 --coder adaptive -d half
-perf perf-fixed-f16 --rel 1e-3 --coder fixed_length -d half
+perf_gradient perf-gradient-adaptive-f16 --rel 1e-3 --coder adaptive -d half
+perf_gradient perf-gradient-fixed-f16 --rel 1e-3 --coder fixed_length -d half
+perf_gradient perf-gradient-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16
+perf_gradient perf-gradient-adaptive --rel 1e-3 --coder adaptive
 perf perf-fixed8 --quantizer fixed8
 perf perf-fixed4 --quantizer fixed4
 if [ "$build" = prebuilt ]; then
@@ -65,7 +74,7 @@ else
   step collectives_4ranks 70 scripts/emulated_cluster.sh -n 4 --timeout 70 -- "$PWD/$build/test/cluster/test_collectives"
   step lossless_3ranks 40 scripts/emulated_cluster.sh -n 3 --timeout 40 -- "$PWD/$build/test/cluster/test_lossless"
 fi
-step codec_bench 60 "$build/benchmarks/ncclz-codec-bench" "${data_args[@]}" --bounds 1e-3,1e-4 --coders fixed_length,huffman,adaptive \
+step codec_bench 90 "$build/benchmarks/ncclz-codec-bench" "${data_args[@]}" --bounds 1e-3,1e-4 --coders fixed_length,huffman,zero_run,adaptive \
   --runs 5 --size-mb 64 --json "$logs/codec.json"
 # Gradients last: PyTorch on the GPU and CPUs would disturb the timed rows above.
 step make_gradients 150 python3 tools/make_gradients.py "$grads" --steps 20
@@ -77,5 +86,5 @@ for f in "$logs"/perf-*.log; do echo "-- $(basename "$f")"; grep -E "^ +[0-9]+ +
 grep -h -E "passed|failed|FAILED" "$logs/gpu_tests.log" | tail -3
 tail -3 "$logs/collectives_4ranks.log" "$logs/lossless_3ranks.log" 2>/dev/null
 tail -1 "$logs/cluster_tests.log" 2>/dev/null
-grep -E "^concat|^smooth |^noise |OK:|FAILED" "$logs/codec_bench.log" | head -30
+grep -E "^concat|^smooth |^noise |OK:|FAILED" "$logs/codec_bench.log" | head -40
 grep -E "^all |OK|FAILED" "$logs/lossless_bench.log" | head -10
