@@ -103,17 +103,6 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
   return out;
 }
 
-/// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
-/// from the tile's base is 0): what the Adaptive selector's zero_run gate looks at.
-inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
-  return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
-}
-inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
-  std::uint32_t n = codes.empty() ? 0 : 1;
-  for (std::size_t i = 1; i < codes.size(); ++i) n += codes[i] == codes[i - 1];
-  return n;
-}
-
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
 /// coder tries, or raw when that is no larger; ties go to the earlier mode (fixed_length, huffman,
 /// zero_run). As on the device, zero_run is measured before huffman's codebook is built, and that
@@ -136,7 +125,7 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   std::vector<std::byte> zero_run_tile;  // empty: not measured
   if constexpr (Coder::tries_zero_run) {
     const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
-    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_codes(c.codes), zero_deltas(c.codes), elements)) {
+    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_run::zero_codes(c.codes), zero_run::zero_deltas(c.codes), elements)) {
       zero_run_tile = zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes));
     }
   }

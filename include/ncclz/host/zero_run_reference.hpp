@@ -193,11 +193,30 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
   return out;
 }
 
-/// The predictor whose stream is shorter; codes on a tie.
+/// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
+/// from the tile's base is 0): what the predictor rule and the Adaptive selector's zero_run gate
+/// look at.
+inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
+  return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
+}
+inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
+  std::uint32_t n = codes.empty() ? 0 : 1;
+  for (std::size_t i = 1; i < codes.size(); ++i) n += codes[i] == codes[i - 1];
+  return n;
+}
+
+/// The predictor (shared::measured_predictors): the one measured, or of both the one whose stream
+/// is shorter, codes on a tie.
 inline predictor choose_predictor(std::span<const std::int32_t> codes) {
-  return stream_bits(predicted(codes, predictor::deltas)) < stream_bits(predicted(codes, predictor::codes))
-             ? predictor::deltas
-             : predictor::codes;
+  const auto elements = static_cast<std::uint32_t>(codes.size());
+  switch (shared::measured_predictors(zero_codes(codes), zero_deltas(codes), elements)) {
+    case 1u: return predictor::codes;
+    case 2u: return predictor::deltas;
+    default:
+      return stream_bits(predicted(codes, predictor::deltas)) < stream_bits(predicted(codes, predictor::codes))
+                 ? predictor::deltas
+                 : predictor::codes;
+  }
 }
 
 /// One zero_run tile of `values`; always this mode (choosing between modes is the selector's job).

@@ -6,12 +6,14 @@
 // the bits out in parallel (below); the GPU tests compare its bytes with zr::put_subblock's.
 //
 // Measuring (what every tile pays where a selector weighs this mode) is warp-wide: warp w sums up
-// the sub-blocks of its own stage (4 of them) under both predictors with ballots and reductions,
-// then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
+// the sub-blocks of its own stage (4 of them) under each predictor zr::measured_predictors names
+// with ballots and reductions, then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
 // one at a time, every field's place from warp scans, each lane ORing in its own values' bits.
-// Decoding a sub-block is a sequential bit stream: lane b of warp 0 decodes sub-block b, reading
-// the stream from shared memory where it fits, into the sub-block rows (tile_stage.cuh); the
-// caller turns the values into codes as it does the huffman tile's deltas. Everything else (the
+// Decoding reads the stream from shared memory where it fits, into the sub-block rows
+// (tile_stage.cuh): lane b of warp 0 decodes sparse sub-block b (a sequential bit stream), warps
+// 1..7 the dense ones a whole warp each; a sub-block they decline (or a stream that does not fit)
+// goes through zr::get_subblock, every check one field at a time. The caller turns the values
+// into codes as it does the huffman tile's deltas. Everything else (the
 // least magnitude, the predictor, the offsets, zeroing the stream) is spread over all 256 threads
 // or one warp, with three block barriers in measure, one in write and two in decode.
 #pragma once
@@ -39,6 +41,7 @@ static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * form
 /// Per-tile scratch of measure and write (shared memory).
 struct encode_shared {
   std::uint32_t least[kTileWarps][2];                  ///< per warp and predictor: least magnitude, ~0u for none
+  std::uint32_t zeros[kTileWarps];                     ///< per warp: (zero codes << 16) | zero deltas
   std::uint32_t min_magnitude[2];                      ///< per predictor
   std::uint32_t subblock_bits[2][zr::kTileSubblocks];  ///< per predictor and sub-block: the chosen form's bits
   std::uint32_t subblock_plan[2][zr::kTileSubblocks];  ///< the same: the plan, packed (pack_plan)
@@ -52,10 +55,15 @@ static_assert(sizeof(encode_shared) <= 2048);
 /// reads of its own sub-block are then not global loads it waits on one by one.
 inline constexpr std::uint32_t kStagedStreamWords = 2048;
 
+/// Zero words after the staged stream: the fast decoders read a field from the word it starts in
+/// and the next (a Rice code's low bits from up to two words on), never checking for the end.
+inline constexpr std::uint32_t kStreamPadWords = 2;
+
 /// Per-tile scratch of decode (shared memory; it shares its space with the huffman decoder's, which
 /// is larger).
 struct decode_shared {
-  std::uint32_t stream[kStagedStreamWords];
+  std::uint32_t stream[kStagedStreamWords + kStreamPadWords];
+  std::uint32_t general;  ///< bit b: sub-block b goes the general (zr::get_subblock) way
 };
 
 /// Where a tile's parts lie (bytes from the tile's start).
@@ -122,6 +130,105 @@ struct shared_words {
   const std::uint32_t* words;
   __device__ std::uint32_t operator()(std::uint32_t i) const { return words[i]; }
 };
+
+/// Bits [p, p + 32) of a staged stream (bits past its end read as the pad's zeros).
+__device__ __forceinline__ std::uint32_t window32(const std::uint32_t* words, std::uint32_t p) {
+  return __funnelshift_r(words[p / 32], words[p / 32 + 1], p % 32);
+}
+/// The `bits` (0..32) bits from bit p as an integer, first bit lowest.
+__device__ __forceinline__ std::uint32_t bits_at(const std::uint32_t* words, std::uint32_t p, std::uint32_t bits) {
+  return window32(words, p) & zr::low_mask(bits);
+}
+/// A Rice code of parameter k (<= 14) at bit p whose one bit lies in the 32 bits from p: its value,
+/// and p moved past it; false (p kept) for a longer quotient, which the fast paths leave to
+/// zr::get_subblock.
+__device__ __forceinline__ bool rice_at(const std::uint32_t* words, std::uint32_t& p, std::uint32_t k, std::uint32_t& v) {
+  const std::uint32_t window = window32(words, p);
+  if (window == 0) return false;
+  const std::uint32_t q = static_cast<std::uint32_t>(__ffs(static_cast<int>(window)) - 1);
+  v = (q << k) | bits_at(words, p + q + 1, k);
+  p += q + 1 + k;
+  return true;
+}
+
+/// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
+/// (begin + 4 <= end; its form is read): the whole warp, a row (a group of 32, one width) at a
+/// time, lane l reading value l from its place. True with the values in `row` when
+/// zr::get_subblock would accept the bits (the same values); false, warp-uniform, otherwise.
+__device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
+                                             std::uint32_t* row) {
+  const unsigned lane = warp::lane_id();
+  std::uint32_t at = begin + zr::kFormBits;
+  for (std::uint32_t g = 0; g * 32 < n; ++g) {
+    const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
+    if (end - at < zr::kWidthBits) return false;  // at <= end throughout
+    const std::uint32_t width = bits_at(words, at, zr::kWidthBits);
+    const std::uint32_t stop = at + zr::kWidthBits + size * width;
+    if (width > 32 || stop > end) return false;
+    if (lane < size) row[g * 32 + lane] = bits_at(words, at + zr::kWidthBits + lane * width, width);
+    at = stop;
+  }
+  return at == end;
+}
+
+/// The fast way through a sparse sub-block (form 0..8) by one thread: every check of
+/// zr::get_subblock, in bulk where the outcome is the same (the runs' limits as one check of their
+/// sum); a Rice quotient over 31 bits declines. True with the nonzero values in `row` (zeroed)
+/// exactly when zr::get_subblock would give them; false otherwise (`row` may hold some values).
+__device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
+                                              std::uint32_t min_magnitude, std::uint32_t* row) {
+  if (end - begin < zr::kFormBits + zr::kCountBits) return false;
+  const std::uint32_t k = bits_at(words, begin, zr::kFormBits);
+  const std::uint32_t nonzeros = bits_at(words, begin + zr::kFormBits, zr::kCountBits) + 1;
+  if (k > zr::kMaxRice || nonzeros > n) return false;
+  // The runs: where they end, and that the nonzeros they place fit (each run's own limit holds
+  // exactly when the sum of runs + 1 is at most n).
+  const std::uint32_t runs_at = begin + zr::kFormBits + zr::kCountBits;
+  std::uint32_t p = runs_at, placed = 0;
+  for (std::uint32_t i = 0; i < nonzeros; ++i) {
+    std::uint32_t run = 0;
+    if (p >= end || !rice_at(words, p, k, run)) return false;
+    placed += run + 1;  // <= 256 (2^13 + 1): no overflow
+  }
+  if (p > end || placed > n || end - p < zr::kSignModeBits) return false;
+  const std::uint32_t signs = bits_at(words, p, zr::kSignModeBits);
+  p += zr::kSignModeBits;
+  if (signs > static_cast<std::uint32_t>(zr::sign_mode::negative)) return false;
+  const bool mixed = signs == static_cast<std::uint32_t>(zr::sign_mode::mixed);
+  const std::uint32_t signs_at = p;
+  if (mixed) p += nonzeros;
+  if (p > end || end - p < zr::kMagnitudeFormBits) return false;
+  const std::uint32_t j = bits_at(words, p, zr::kMagnitudeFormBits);
+  p += zr::kMagnitudeFormBits;
+  const bool grouped = j == zr::kMagnitudeGroups;
+  std::uint32_t run_p = runs_at, position = 0, width = 0;
+  for (std::uint32_t i = 0; i < nonzeros; ++i) {
+    std::uint32_t run = 0, stored = 0;
+    rice_at(words, run_p, k, run);  // read and checked above
+    const std::uint32_t negative =
+        mixed ? bits_at(words, signs_at + i, 1) : static_cast<std::uint32_t>(signs == static_cast<std::uint32_t>(zr::sign_mode::negative));
+    if (grouped) {
+      if (i % zr::kGroupElements == 0) {
+        if (end - p < zr::kWidthBits) return false;  // p <= end throughout
+        width = bits_at(words, p, zr::kWidthBits);
+        p += zr::kWidthBits;
+        if (width > 32) return false;
+      }
+      if (end - p < width) return false;
+      stored = bits_at(words, p, width);
+      p += width;
+    } else {
+      // A quotient of at most 31 with j <= 14 keeps the magnitude under 2^31: no limit to check.
+      if (p >= end || !rice_at(words, p, j, stored) || p > end) return false;
+    }
+    const std::uint64_t m = std::uint64_t{min_magnitude} + stored;
+    const std::uint64_t z = negative != 0 ? 2 * m - 1 : 2 * m;
+    if (z > 0xFFFFFFFFu) return false;
+    position += run;
+    row[position++] = static_cast<std::uint32_t>(z);
+  }
+  return p == end;
+}
 
 /// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
 struct row_sink {
@@ -204,6 +311,7 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
     }
   }
   const std::uint32_t rank = walk.rank;
+  if (rank == 0) return s;  // every value 0: no form to choose (choose_form looks at nothing else)
   s.nonzeros = rank;
 #pragma unroll
   for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) s.run_shifted[k] = __reduce_add_sync(warp::kFullMask, runs[k]);
@@ -326,23 +434,33 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
 
   // The least magnitude of the nonzero values under each predictor (consecutive threads read
   // consecutive elements: no bank conflicts).
-  std::uint32_t least_codes = ~0u, least_deltas = ~0u;
+  std::uint32_t least_codes = ~0u, least_deltas = ~0u, zeros = 0;
   for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) {
     const std::int32_t q = code_of(staged(stages, e));
     const std::uint32_t zc = zr::predict(q, 0, zr::predictor::codes);
     const std::uint32_t zd = zr::predict(q, e == 0 ? first_code : code_of(staged(stages, e - 1)), zr::predictor::deltas);
     if (zc != 0) least_codes = min(least_codes, zr::magnitude(zc));
     if (zd != 0) least_deltas = min(least_deltas, zr::magnitude(zd));
+    zeros += (zc == 0 ? 1u << 16 : 0u) + (zd == 0 ? 1u : 0u);
   }
   least_codes = __reduce_min_sync(warp::kFullMask, least_codes);
   least_deltas = __reduce_min_sync(warp::kFullMask, least_deltas);
+  zeros = __reduce_add_sync(warp::kFullMask, zeros);  // each count <= 1024
   if (lane == 0) {
     s.least[warp_index][0] = least_codes;
     s.least[warp_index][1] = least_deltas;
+    s.zeros[warp_index] = zeros;
   }
   __syncthreads();
 
-  // Warp w: the sub-blocks of its stage (4w..4w+3) under each predictor, one at a time.
+  // Warp w: the sub-blocks of its stage (4w..4w+3) under each measured predictor, one at a time.
+  std::uint32_t zero_codes = 0, zero_deltas = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) {
+    zero_codes += s.zeros[w] >> 16;
+    zero_deltas += s.zeros[w] & 0xFFFFu;
+  }
+  const std::uint32_t measured = zr::measured_predictors(zero_codes, zero_deltas, elements);
   std::uint32_t min_magnitude[2];
 #pragma unroll
   for (std::uint32_t p = 0; p < 2; ++p) {
@@ -357,6 +475,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   }
   for (std::uint32_t j = 0; j < 2 * kSubblocksPerWarp; ++j) {
     const std::uint32_t b = warp_index * kSubblocksPerWarp + j / 2, p = j % 2;
+    if ((measured >> p & 1u) == 0) continue;
     std::uint32_t bits = 0, packed = 0;
     if (b < subblocks) {
       const std::uint32_t first = b * zr::kSubblockElements;
@@ -374,13 +493,13 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   }
   __syncthreads();
 
-  // Warp 0: deltas only where their stream is shorter (codes on a tie), and the chosen
-  // sub-blocks' offsets.
+  // Warp 0: the predictor measured, or of both deltas only where their stream is shorter (codes
+  // on a tie), and the chosen sub-blocks' offsets.
   if (warp_index == 0) {
-    const std::uint32_t codes = s.subblock_bits[0][lane], deltas = s.subblock_bits[1][lane];
+    const std::uint32_t codes = s.subblock_bits[0][lane], deltas = s.subblock_bits[1][lane];  // stale if not measured
     const std::uint32_t codes_total = __reduce_add_sync(warp::kFullMask, codes);
     const std::uint32_t deltas_total = __reduce_add_sync(warp::kFullMask, deltas);
-    const std::uint32_t p = deltas_total < codes_total ? 1u : 0u;
+    const std::uint32_t p = measured == 3u ? (deltas_total < codes_total ? 1u : 0u) : (measured == 2u ? 1u : 0u);
     const std::uint32_t mine = p ? deltas : codes;
     s.subblock_start[lane] = warp::inclusive_sum(mine) - mine;
     if (lane == 0) {
@@ -477,16 +596,51 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
   const bool staged_stream = stream_words <= kStagedStreamWords;
   if (staged_stream) {
-    for (std::uint32_t k = threadIdx.x; k < stream_words; k += kTileThreads) s.stream[k] = __ldg(stream + k);
+    for (std::uint32_t k = threadIdx.x; k < stream_words + kStreamPadWords; k += kTileThreads) {
+      s.stream[k] = k < stream_words ? __ldg(stream + k) : 0u;
+    }
   }
   std::uint32_t* const rows = subblock_rows(stages);
   for (std::uint32_t k = threadIdx.x; k < zr::kTileSubblocks * kSubblockRow; k += kTileThreads) rows[k] = 0;
+  if (threadIdx.x == 0) s.general = staged_stream ? 0u : ~0u;
   __syncthreads();
+  // The fast ways (staged streams): lane b of warp 0 takes sparse sub-block b on its own; warps
+  // 1..7 share the dense ones, a whole warp each. A sub-block either declines (a quotient over 31
+  // bits, or bits zr::get_subblock rejects) goes the general way after them.
+  const std::uint32_t begin = through - length, n = lane < subblocks ? detail::subblock_size(elements, lane) : 0u;
+  if (staged_stream) {
+    const bool coded = lane < subblocks && length > 0;  // a length of 0: every value 0
+    const std::uint32_t form = coded && length >= zr::kFormBits ? detail::bits_at(s.stream, begin, zr::kFormBits) : 0u;
+    const std::uint32_t dense = __ballot_sync(warp::kFullMask, coded && length >= zr::kFormBits && form == zr::kDense);
+    bool declined = false;
+    if (warp_index == 0) {
+      if (coded && (dense >> lane & 1u) == 0) {
+        declined = !detail::decode_sparse(s.stream, begin, begin + length, n, zh.min_magnitude, rows + lane * kSubblockRow);
+      }
+      const std::uint32_t general = __ballot_sync(warp::kFullMask, declined);
+      if (lane == 0 && general != 0) atomicOr(&s.general, general);
+    } else {
+      std::uint32_t rank = 0;
+      for (std::uint32_t left = dense; left != 0; left &= left - 1, ++rank) {
+        if (rank % (kTileWarps - 1) != warp_index - 1) continue;
+        const auto b = static_cast<std::uint32_t>(__ffs(static_cast<int>(left)) - 1);
+        const std::uint32_t b_begin = __shfl_sync(warp::kFullMask, begin, b), b_length = __shfl_sync(warp::kFullMask, length, b);
+        const std::uint32_t b_n = __shfl_sync(warp::kFullMask, n, b);
+        if (!detail::decode_dense(s.stream, b_begin, b_begin + b_length, b_n, rows + b * kSubblockRow) && lane == 0) {
+          atomicOr(&s.general, 1u << b);
+        }
+      }
+    }
+    __syncthreads();
+  }
+  // The general way: lane b of warp 0, sub-block b, every check one field at a time.
+  const std::uint32_t general = s.general;
   bool bad = false;
-  if (warp_index == 0 && lane < subblocks && length > 0) {  // a length of 0: every value 0
-    const std::uint32_t begin = through - length, n = detail::subblock_size(elements, lane);
-    detail::row_sink out{rows + lane * kSubblockRow};
+  if (warp_index == 0 && lane < subblocks && length > 0 && (general >> lane & 1u) != 0) {
+    std::uint32_t* const row = rows + lane * kSubblockRow;
+    detail::row_sink out{row};
     if (staged_stream) {
+      for (std::uint32_t i = 0; i < n; ++i) row[i] = 0;  // what a fast way left
       zr::bit_reader<detail::shared_words> r(detail::shared_words{s.stream}, begin, begin + length);
       bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
     } else {
