@@ -51,6 +51,15 @@ static_assert(format::kTileElements / ncclz::detail::kSubblockElements * kSubblo
 
 __device__ __forceinline__ std::uint32_t* subblock_rows(warp_stage* stages) { return reinterpret_cast<std::uint32_t*>(stages); }
 
+/// What the stage holds past the sub-block rows: 256 bytes a warp (the zero_run decoder keeps a
+/// sparse sub-block's nonzero positions there).
+inline constexpr std::uint32_t kSubblockRowsBytes = format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4;
+static_assert(kSubblockRowsBytes + kTileWarps * ncclz::detail::kSubblockElements <= sizeof(warp_stage) * kTileWarps,
+              "a warp's 256 bytes of scratch fit after the sub-block rows");
+__device__ __forceinline__ std::uint8_t* subblock_scratch(warp_stage* stages) {
+  return reinterpret_cast<std::uint8_t*>(stages) + kSubblockRowsBytes;
+}
+
 /// After the rows are written (and a barrier): the values of this thread's block (block t =
 /// threadIdx.x, values 32t..32t+31), 0 past the tile's end. Read them all before anything
 /// overwrites the stage.

@@ -10,12 +10,13 @@
 // with ballots and reductions, then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
 // one at a time, every field's place from warp scans, each lane ORing in its own values' bits.
 // Decoding reads the stream from shared memory where it fits, into the sub-block rows
-// (tile_stage.cuh): lane b of warp 0 decodes sparse sub-block b (a sequential bit stream), warps
-// 1..7 the dense ones a whole warp each; a sub-block they decline (or a stream that does not fit)
-// goes through zr::get_subblock, every check one field at a time. The caller turns the values
-// into codes as it does the huffman tile's deltas. Everything else (the
+// (tile_stage.cuh): the coded sub-blocks go round the 8 warps, a whole warp each: a dense one a
+// row of 32 at a time, a sparse one's Rice codes parsed by all lanes at once (warp_rice_codes);
+// a sub-block they decline (or a stream that does not fit) goes through zr::get_subblock, every
+// check one field at a time, in lane b of warp 0. The caller turns the values into codes as it
+// does the huffman tile's deltas. Everything else (the
 // least magnitude, the predictor, the offsets, zeroing the stream) is spread over all 256 threads
-// or one warp, with three block barriers in measure, one in write and two in decode.
+// or one warp, with three block barriers in measure, one in write and three in decode.
 #pragma once
 
 #include <cstddef>
@@ -45,6 +46,8 @@ struct encode_shared {
   std::uint32_t min_magnitude[2];                      ///< per predictor
   std::uint32_t subblock_bits[2][zr::kTileSubblocks];  ///< per predictor and sub-block: the chosen form's bits
   std::uint32_t subblock_plan[2][zr::kTileSubblocks];  ///< the same: the plan, packed (pack_plan)
+  std::uint32_t run_bits[2][zr::kTileSubblocks];       ///< the same, sparse: the runs' bits
+  std::uint64_t group_widths[2][zr::kTileSubblocks];   ///< the same: the magnitudes' group widths, 6 bits each
   std::uint32_t subblock_start[zr::kTileSubblocks];    ///< the chosen predictor's: bit offset in the stream
   std::uint32_t predictor;                             ///< the chosen one
   std::uint32_t stream_bits;                           ///< its stream's length
@@ -139,18 +142,6 @@ __device__ __forceinline__ std::uint32_t window32(const std::uint32_t* words, st
 __device__ __forceinline__ std::uint32_t bits_at(const std::uint32_t* words, std::uint32_t p, std::uint32_t bits) {
   return window32(words, p) & zr::low_mask(bits);
 }
-/// A Rice code of parameter k (<= 14) at bit p whose one bit lies in the 32 bits from p: its value,
-/// and p moved past it; false (p kept) for a longer quotient, which the fast paths leave to
-/// zr::get_subblock.
-__device__ __forceinline__ bool rice_at(const std::uint32_t* words, std::uint32_t& p, std::uint32_t k, std::uint32_t& v) {
-  const std::uint32_t window = window32(words, p);
-  if (window == 0) return false;
-  const std::uint32_t q = static_cast<std::uint32_t>(__ffs(static_cast<int>(window)) - 1);
-  v = (q << k) | bits_at(words, p + q + 1, k);
-  p += q + 1 + k;
-  return true;
-}
-
 /// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
 /// (begin + 4 <= end; its form is read): the whole warp, a row (a group of 32, one width) at a
 /// time, lane l reading value l from its place. True with the values in `row` when
@@ -171,26 +162,131 @@ __device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::ui
   return at == end;
 }
 
-/// The fast way through a sparse sub-block (form 0..8) by one thread: every check of
+/// What warp_rice_codes returns when the codes do not parse there (see it).
+inline constexpr std::uint32_t kNoParse = ~0u;
+
+/// Parses `count` (1..256) Rice codes of parameter k (0..14) from bit `start` of a staged stream,
+/// none reaching past bit `end`, by the whole warp: emit(i, v) for code i (value v) in whichever
+/// lane finds it, each once. Returns the bit after the last code, or kNoParse (warp-uniform) where
+/// the codes do not all end by `end` or a quotient runs over a whole 1024-bit chunk (which
+/// zr::get_subblock is left to judge).
+///
+/// A chunk of 1024 bits is spread over the lanes, 32 each. A code's one bit (its terminator) is
+/// the first one at or after its start, and the next code starts k bits after it, so where a lane's
+/// codes start depends only on the offset (0..k) at which the first of them starts in its window.
+/// Each lane walks its window from every such offset (walks from different offsets meet at a
+/// common terminator after a code or two, so each but the first is short); the true offsets are
+/// then handed from lane to lane, and each lane emits the codes its true walk finds.
+template <class Emit>
+__device__ __forceinline__ std::uint32_t warp_rice_codes(const std::uint32_t* words, std::uint32_t start, std::uint32_t end,
+                                                         std::uint32_t count, std::uint32_t k, Emit&& emit) {
+  const unsigned lane = warp::lane_id();
+  std::uint32_t chunk = start, first = 0;  // a code starts at `chunk`; `first` codes lie before it
+  for (;;) {
+    if (chunk >= end) return kNoParse;
+    const std::uint32_t at = chunk + 32 * lane;
+    std::uint32_t window = 0;  // no terminator at or past `end`
+    if (at < end) window = window32(words, at) & zr::low_mask(end - at < 32 ? end - at : 32);
+    // The walk from offset `pos`: the terminators it finds (mask) and the offset in the next
+    // window it leaves off at; `meet` = a walk already made, joined at its first shared terminator.
+    std::uint32_t walked = 0, walked_exit = 0;
+    auto walk = [&](std::uint32_t pos, bool meet, std::uint32_t& mask) -> std::uint32_t {
+      for (;;) {
+        const std::uint32_t rest = pos < 32 ? window >> pos : 0u;
+        if (rest == 0) return 0u;  // the code's quotient goes on into the next window
+        const std::uint32_t t = pos + static_cast<std::uint32_t>(__ffs(static_cast<int>(rest))) - 1;
+        if (meet && (walked >> t & 1u) != 0) {
+          mask |= walked & (~0u << t);
+          return walked_exit;
+        }
+        mask |= 1u << t;
+        pos = t + 1 + k;
+        if (pos >= 32) return pos - 32;
+      }
+    };
+    walked_exit = walk(0, false, walked);
+    std::uint64_t exits = walked_exit;  // 4 bits per entry offset
+    for (std::uint32_t d = 1; d <= k; ++d) {
+      std::uint32_t unused = 0;
+      exits |= std::uint64_t{walk(d, true, unused)} << (4 * d);
+    }
+    // Hand the true entry offsets on, lane by lane, over the lanes with bits to read.
+    const std::uint32_t lanes = end - chunk >= 1024 ? 32u : (end - chunk + 31) / 32;
+    std::uint32_t entry = 0;
+    for (std::uint32_t l = 0; l + 1 < lanes; ++l) {
+      const auto out = static_cast<std::uint32_t>(exits >> (4 * entry)) & 15u;
+      const std::uint32_t next = __shfl_sync(warp::kFullMask, out, l);
+      if (lane == l + 1) entry = next;
+    }
+    std::uint32_t mask = 0;
+    if (entry == 0) {
+      mask = walked;
+    } else {
+      walk(entry, true, mask);
+    }
+    // Code indices and each lane's first code start (after the last terminator of earlier lanes).
+    const auto found = static_cast<std::uint32_t>(__popc(mask));
+    const std::uint32_t through = warp::inclusive_sum(found);
+    const std::uint32_t total = __shfl_sync(warp::kFullMask, through, 31);
+    std::uint32_t last = mask != 0 ? at + 32 - static_cast<std::uint32_t>(__clz(static_cast<int>(mask))) : 0u;  // terminator + 1
+#pragma unroll
+    for (std::uint32_t d = 1; d < 32; d *= 2) {
+      const std::uint32_t up = __shfl_up_sync(warp::kFullMask, last, d);
+      if (lane >= d) last = max(last, up);
+    }
+    const std::uint32_t before = __shfl_up_sync(warp::kFullMask, last, 1);
+    std::uint32_t code_start = lane > 0 && before != 0 ? before + k : chunk;
+    std::uint32_t i = first + through - found, end_bit = 0;
+    for (std::uint32_t left = mask; left != 0; left &= left - 1, ++i) {
+      const std::uint32_t t = at + static_cast<std::uint32_t>(__ffs(static_cast<int>(left))) - 1;
+      if (i < count) emit(i, ((t - code_start) << k) | bits_at(words, t + 1, k));
+      if (i == count - 1) end_bit = t + 1 + k;
+      code_start = t + 1 + k;
+    }
+    if (first + total >= count) {  // the bit after the last code, from the lane that found it
+      const std::uint32_t holder = __ballot_sync(warp::kFullMask, end_bit != 0);
+      end_bit = __shfl_sync(warp::kFullMask, end_bit, __ffs(static_cast<int>(holder)) - 1);
+      return end_bit <= end ? end_bit : kNoParse;
+    }
+    if (total == 0) return kNoParse;  // a quotient over the whole chunk
+    first += total;
+    chunk = __shfl_sync(warp::kFullMask, last, 31) + k;  // the code after the chunk's last terminator
+  }
+}
+
+/// A sparse sub-block's (form 0..8) nonzeros by the whole warp: the runs (warp_rice_codes), their
+/// positions (a warp scan, kept in `positions`, 256 bytes of the warp's own), the signs, then the
+/// magnitudes (warp_rice_codes, or a group of 32 a step) into `row` (zeroed). Every check of
 /// zr::get_subblock, in bulk where the outcome is the same (the runs' limits as one check of their
-/// sum); a Rice quotient over 31 bits declines. True with the nonzero values in `row` (zeroed)
-/// exactly when zr::get_subblock would give them; false otherwise (`row` may hold some values).
+/// sum, every run at most 255). True with the values in `row` exactly when zr::get_subblock would
+/// accept the bits; false (warp-uniform; `row` may hold some values) otherwise.
 __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
-                                              std::uint32_t min_magnitude, std::uint32_t* row) {
+                                              std::uint32_t min_magnitude, std::uint32_t* row, std::uint8_t* positions) {
+  const unsigned lane = warp::lane_id();
   if (end - begin < zr::kFormBits + zr::kCountBits) return false;
   const std::uint32_t k = bits_at(words, begin, zr::kFormBits);
   const std::uint32_t nonzeros = bits_at(words, begin + zr::kFormBits, zr::kCountBits) + 1;
   if (k > zr::kMaxRice || nonzeros > n) return false;
-  // The runs: where they end, and that the nonzeros they place fit (each run's own limit holds
-  // exactly when the sum of runs + 1 is at most n).
-  const std::uint32_t runs_at = begin + zr::kFormBits + zr::kCountBits;
-  std::uint32_t p = runs_at, placed = 0;
-  for (std::uint32_t i = 0; i < nonzeros; ++i) {
-    std::uint32_t run = 0;
-    if (p >= end || !rice_at(words, p, k, run)) return false;
-    placed += run + 1;  // <= 256 (2^13 + 1): no overflow
+  bool bad = false;
+  std::uint32_t p = warp_rice_codes(words, begin + zr::kFormBits + zr::kCountBits, end, nonzeros, k, [&](std::uint32_t i, std::uint32_t run) {
+    bad |= run > 255;  // a run past any sub-block's end: invalid, and a byte holds the others
+    positions[i] = static_cast<std::uint8_t>(run);
+  });
+  if (__any_sync(warp::kFullMask, bad) || p == kNoParse) return false;
+  __syncwarp();
+  // Positions: the inclusive sums of run + 1, less one; the nonzeros fit when the last is < n (the
+  // same verdict as each run's own limit, run <= n - next - (nonzeros left)).
+  std::uint32_t placed = 0;
+  for (std::uint32_t r = 0; r * 32 < nonzeros; ++r) {
+    const std::uint32_t i = r * 32 + lane;
+    const std::uint32_t step = i < nonzeros ? positions[i] + 1u : 0u;
+    const std::uint32_t through = placed + warp::inclusive_sum(step);
+    __syncwarp();
+    if (i < nonzeros && through <= n) positions[i] = static_cast<std::uint8_t>(through - 1);
+    placed = __shfl_sync(warp::kFullMask, through, 31);
   }
-  if (p > end || placed > n || end - p < zr::kSignModeBits) return false;
+  if (placed > n || end - p < zr::kSignModeBits) return false;
+  __syncwarp();
   const std::uint32_t signs = bits_at(words, p, zr::kSignModeBits);
   p += zr::kSignModeBits;
   if (signs > static_cast<std::uint32_t>(zr::sign_mode::negative)) return false;
@@ -200,34 +296,30 @@ __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::u
   if (p > end || end - p < zr::kMagnitudeFormBits) return false;
   const std::uint32_t j = bits_at(words, p, zr::kMagnitudeFormBits);
   p += zr::kMagnitudeFormBits;
-  const bool grouped = j == zr::kMagnitudeGroups;
-  std::uint32_t run_p = runs_at, position = 0, width = 0;
-  for (std::uint32_t i = 0; i < nonzeros; ++i) {
-    std::uint32_t run = 0, stored = 0;
-    rice_at(words, run_p, k, run);  // read and checked above
-    const std::uint32_t negative =
-        mixed ? bits_at(words, signs_at + i, 1) : static_cast<std::uint32_t>(signs == static_cast<std::uint32_t>(zr::sign_mode::negative));
-    if (grouped) {
-      if (i % zr::kGroupElements == 0) {
-        if (end - p < zr::kWidthBits) return false;  // p <= end throughout
-        width = bits_at(words, p, zr::kWidthBits);
-        p += zr::kWidthBits;
-        if (width > 32) return false;
-      }
-      if (end - p < width) return false;
-      stored = bits_at(words, p, width);
-      p += width;
-    } else {
-      // A quotient of at most 31 with j <= 14 keeps the magnitude under 2^31: no limit to check.
-      if (p >= end || !rice_at(words, p, j, stored) || p > end) return false;
-    }
+  auto put = [&](std::uint32_t i, std::uint32_t stored) {  // stored < 2^31 (a group's width <= 32 is checked, so < 2^32)
+    const std::uint32_t negative = mixed ? bits_at(words, signs_at + i, 1)
+                                         : static_cast<std::uint32_t>(signs == static_cast<std::uint32_t>(zr::sign_mode::negative));
     const std::uint64_t m = std::uint64_t{min_magnitude} + stored;
     const std::uint64_t z = negative != 0 ? 2 * m - 1 : 2 * m;
-    if (z > 0xFFFFFFFFu) return false;
-    position += run;
-    row[position++] = static_cast<std::uint32_t>(z);
+    bad |= z > 0xFFFFFFFFu;
+    row[positions[i]] = static_cast<std::uint32_t>(z);
+  };
+  if (j == zr::kMagnitudeGroups) {
+    for (std::uint32_t g = 0; g * 32 < nonzeros; ++g) {
+      const std::uint32_t size = nonzeros - g * 32 < 32 ? nonzeros - g * 32 : 32;
+      if (end - p < zr::kWidthBits) return false;  // p <= end throughout
+      const std::uint32_t width = bits_at(words, p, zr::kWidthBits);
+      const std::uint32_t stop = p + zr::kWidthBits + size * width;
+      if (width > 32 || stop > end) return false;
+      if (lane < size) put(g * 32 + lane, bits_at(words, p + zr::kWidthBits + lane * width, width));
+      p = stop;
+    }
+  } else {
+    // A quotient under 1024 with j <= 14 keeps each magnitude under 2^31: no limit to check.
+    p = warp_rice_codes(words, p, end, nonzeros, j, put);
+    if (p == kNoParse) return false;
   }
-  return p == end;
+  return !__any_sync(warp::kFullMask, bad) && p == end;
 }
 
 /// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
@@ -285,10 +377,13 @@ struct row_walk {
 /// whole warp (its stage holds the sub-block) in a row_walk: rows are the dense form's groups (one
 /// OR reduction each), runs and ranks (for the magnitudes' groups of 32) come from the walk. The
 /// same sums as zr::subblock_stats adds one value at a time (the GPU test compares the bytes this
-/// leads to with the host's).
+/// leads to with the host's). Also the widths of the magnitudes' groups of 32 (6 bits each, group t
+/// at bit 6t), which the writer places fields by.
 __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, std::uint32_t first_row, std::uint32_t n,
-                                                       zr::predictor pred, std::int32_t before, std::uint32_t min_magnitude) {
+                                                       zr::predictor pred, std::int32_t before, std::uint32_t min_magnitude,
+                                                       std::uint64_t& group_widths) {
   zr::subblock_sums s;
+  group_widths = 0;
   // Per lane, then reduced: runs' r >> k; stored magnitudes m = hi 2^16 + lo as the sum of hi and
   // of lo >> j (m >> j = hi 2^(16-j) + (lo >> j) for j <= 14, and every sum fits 32 bits); the OR of
   // the magnitudes in each group of 32 nonzeros (at most 8).
@@ -323,19 +418,21 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
   }
 #pragma unroll
   for (std::uint32_t k = 0; k < 8; ++k) {
-    const std::uint32_t any = __reduce_or_sync(warp::kFullMask, group_or[k]);
-    if (rank > k * 32) s.magnitudes.grouped_bits += zr::group_bits(rank - k * 32 < 32 ? rank - k * 32 : 32, zr::value_width(any));
+    const std::uint32_t width = zr::value_width(__reduce_or_sync(warp::kFullMask, group_or[k]));
+    group_widths |= std::uint64_t{width} << (6 * k);
+    if (rank > k * 32) s.magnitudes.grouped_bits += zr::group_bits(rank - k * 32 < 32 ? rank - k * 32 : 32, width);
   }
   return s;
 }
 
 /// Writes one sub-block (zr::put_subblock's bits, at bit `start` of the zeroed stream) by the whole
-/// warp whose stage holds it, in row_walks as warp_sums, and every field's place comes from warp scans (a first pass sums the runs' bits and a sparse sub-block's
-/// magnitude group widths), so each lane ORs in its own values' bits: no lane walks the sub-block
-/// alone.
+/// warp whose stage holds it, in a row_walk as warp_sums; every field's place comes from what
+/// measuring found (the runs' bits, the magnitudes' group widths) and warp scans, so each lane ORs
+/// in its own values' bits: no lane walks the sub-block alone.
 __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32_t start, const warp_stage& stage,
                                                std::uint32_t first_row, std::uint32_t n, zr::predictor pred,
-                                               std::int32_t before, const zr::subblock_plan& p, std::uint32_t min_magnitude) {
+                                               std::int32_t before, const zr::subblock_plan& p, std::uint32_t min_magnitude,
+                                               std::uint32_t run_bits, std::uint64_t group_widths) {
   const unsigned lane = warp::lane_id();
   if (p.nonzeros == 0) return;
   const std::uint32_t rows = (n + 31) / 32;
@@ -356,28 +453,14 @@ __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32
   const std::uint32_t k = p.form, j = p.magnitude_form;
   const bool grouped = j == zr::kMagnitudeGroups, mixed = p.signs == zr::sign_mode::mixed;
   if (lane == 0) or_bits(words, start + zr::kFormBits, p.nonzeros - 1, zr::kCountBits);
-  // Pass 1: the runs' bits; the widths of the magnitudes' groups of 32 (at most 8).
-  std::uint32_t run_bits = 0, group_or[8] = {};
-  {
-    row_walk walk{stage, first_row, n, pred, before};
-    for (std::uint32_t g = 0; g < rows; ++g) {
-      const row_walk::element e = walk.next(g);
-      if (e.z != 0) {
-        run_bits += (e.run >> k) + 1 + k;
-        const std::uint32_t m = zr::magnitude(e.z) - min_magnitude;
-#pragma unroll
-        for (std::uint32_t t = 0; t < 8; ++t) group_or[t] |= e.rank / 32 == t ? m : 0u;
-      }
-    }
-  }
-  const std::uint32_t signs_at = start + zr::kFormBits + zr::kCountBits + __reduce_add_sync(warp::kFullMask, run_bits);
+  const std::uint32_t signs_at = start + zr::kFormBits + zr::kCountBits + run_bits;
   const std::uint32_t form_at = signs_at + zr::kSignModeBits + (mixed ? p.nonzeros : 0u);
   std::uint32_t group_width[8], group_at[8];
   {
     std::uint32_t at = form_at + zr::kMagnitudeFormBits;
 #pragma unroll
     for (std::uint32_t t = 0; t < 8; ++t) {
-      group_width[t] = zr::value_width(__reduce_or_sync(warp::kFullMask, group_or[t]));
+      group_width[t] = static_cast<std::uint32_t>(group_widths >> (6 * t)) & 63u;
       group_at[t] = at;
       const std::uint32_t in_group = p.nonzeros > t * 32 ? min(p.nonzeros - t * 32, 32u) : 0u;
       if (grouped && in_group > 0) {
@@ -390,7 +473,7 @@ __device__ __forceinline__ void write_subblock(std::uint32_t* words, std::uint32
     or_bits(words, signs_at, static_cast<std::uint32_t>(p.signs), zr::kSignModeBits);
     or_bits(words, form_at, j, zr::kMagnitudeFormBits);
   }
-  // Pass 2: each nonzero's run, sign and magnitude at offsets from warp scans.
+  // Each nonzero's run, sign and magnitude at offsets from warp scans.
   row_walk walk{stage, first_row, n, pred, before};
   std::uint32_t run_at = start + zr::kFormBits + zr::kCountBits, magnitude_at = form_at + zr::kMagnitudeFormBits;
   for (std::uint32_t g = 0; g < rows; ++g) {
@@ -476,19 +559,26 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   for (std::uint32_t j = 0; j < 2 * kSubblocksPerWarp; ++j) {
     const std::uint32_t b = warp_index * kSubblocksPerWarp + j / 2, p = j % 2;
     if ((measured >> p & 1u) == 0) continue;
-    std::uint32_t bits = 0, packed = 0;
+    std::uint32_t bits = 0, packed = 0, run_bits = 0;
+    std::uint64_t group_widths = 0;
     if (b < subblocks) {
       const std::uint32_t first = b * zr::kSubblockElements;
       const zr::subblock_sums sums =
           detail::warp_sums(stages[warp_index], (b % kSubblocksPerWarp) * (zr::kSubblockElements / 32), detail::subblock_size(elements, b),
-                            static_cast<zr::predictor>(p), detail::code_before(stages, first), min_magnitude[p]);
+                            static_cast<zr::predictor>(p), detail::code_before(stages, first), min_magnitude[p], group_widths);
       const zr::choice c = zr::choose_form(sums);
       bits = static_cast<std::uint32_t>(c.bits);  // <= kMaxSubblockBits
       packed = detail::pack_plan(zr::plan_of(sums, c.form));
+      if (c.form < zr::kDense) {
+#pragma unroll
+        for (std::uint32_t f = 0; f < zr::kDense; ++f) run_bits = f == c.form ? sums.run_shifted[f] + sums.nonzeros * (1 + f) : run_bits;
+      }
     }
     if (lane == 0) {
       s.subblock_bits[p][b] = bits;
       s.subblock_plan[p][b] = packed;
+      s.run_bits[p][b] = run_bits;
+      s.group_widths[p][b] = group_widths;
     }
   }
   __syncthreads();
@@ -549,7 +639,7 @@ __device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages
     const std::uint32_t first = b * zr::kSubblockElements;
     detail::write_subblock(words, s.subblock_start[b], stages[warp_index], j * (zr::kSubblockElements / 32),
                            detail::subblock_size(elements, b), pred, detail::code_before(stages, first),
-                           detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude);
+                           detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude, s.run_bits[p][b], s.group_widths[p][b]);
   }
   (void)pl;  // the layout is recomputed from s (the same numbers): pl is the caller's copy
 }
@@ -604,32 +694,26 @@ __device__ decode_status decode(decode_shared& s, const std::byte* tile, std::ui
   for (std::uint32_t k = threadIdx.x; k < zr::kTileSubblocks * kSubblockRow; k += kTileThreads) rows[k] = 0;
   if (threadIdx.x == 0) s.general = staged_stream ? 0u : ~0u;
   __syncthreads();
-  // The fast ways (staged streams): lane b of warp 0 takes sparse sub-block b on its own; warps
-  // 1..7 share the dense ones, a whole warp each. A sub-block either declines (a quotient over 31
-  // bits, or bits zr::get_subblock rejects) goes the general way after them.
+  // The fast ways (staged streams): the coded sub-blocks go round the warps, a whole warp each
+  // (decode_dense, decode_sparse). A sub-block either declines (bits zr::get_subblock rejects, or
+  // a Rice quotient over a 1024-bit chunk) goes the general way after them.
   const std::uint32_t begin = through - length, n = lane < subblocks ? detail::subblock_size(elements, lane) : 0u;
   if (staged_stream) {
     const bool coded = lane < subblocks && length > 0;  // a length of 0: every value 0
     const std::uint32_t form = coded && length >= zr::kFormBits ? detail::bits_at(s.stream, begin, zr::kFormBits) : 0u;
     const std::uint32_t dense = __ballot_sync(warp::kFullMask, coded && length >= zr::kFormBits && form == zr::kDense);
-    bool declined = false;
-    if (warp_index == 0) {
-      if (coded && (dense >> lane & 1u) == 0) {
-        declined = !detail::decode_sparse(s.stream, begin, begin + length, n, zh.min_magnitude, rows + lane * kSubblockRow);
-      }
-      const std::uint32_t general = __ballot_sync(warp::kFullMask, declined);
-      if (lane == 0 && general != 0) atomicOr(&s.general, general);
-    } else {
-      std::uint32_t rank = 0;
-      for (std::uint32_t left = dense; left != 0; left &= left - 1, ++rank) {
-        if (rank % (kTileWarps - 1) != warp_index - 1) continue;
-        const auto b = static_cast<std::uint32_t>(__ffs(static_cast<int>(left)) - 1);
-        const std::uint32_t b_begin = __shfl_sync(warp::kFullMask, begin, b), b_length = __shfl_sync(warp::kFullMask, length, b);
-        const std::uint32_t b_n = __shfl_sync(warp::kFullMask, n, b);
-        if (!detail::decode_dense(s.stream, b_begin, b_begin + b_length, b_n, rows + b * kSubblockRow) && lane == 0) {
-          atomicOr(&s.general, 1u << b);
-        }
-      }
+    std::uint8_t* const positions = subblock_scratch(stages) + warp_index * zr::kSubblockElements;
+    std::uint32_t rank = 0;
+    for (std::uint32_t left = __ballot_sync(warp::kFullMask, coded); left != 0; left &= left - 1, ++rank) {
+      if (rank % kTileWarps != warp_index) continue;
+      const auto b = static_cast<std::uint32_t>(__ffs(static_cast<int>(left)) - 1);
+      const std::uint32_t b_begin = __shfl_sync(warp::kFullMask, begin, b), b_length = __shfl_sync(warp::kFullMask, length, b);
+      const std::uint32_t b_n = __shfl_sync(warp::kFullMask, n, b);
+      std::uint32_t* const row = rows + b * kSubblockRow;
+      const bool ok = (dense >> b & 1u) != 0
+                          ? detail::decode_dense(s.stream, b_begin, b_begin + b_length, b_n, row)
+                          : detail::decode_sparse(s.stream, b_begin, b_begin + b_length, b_n, zh.min_magnitude, row, positions);
+      if (!ok && lane == 0) atomicOr(&s.general, 1u << b);
     }
     __syncthreads();
   }
