@@ -61,6 +61,7 @@ perf perf-adaptive --rel 1e-3 --coder adaptive
 perf perf-adaptive-2parts --rel 1e-3 --coder adaptive --chunk 128M
 perf perf-fixed --rel 1e-3 --coder fixed_length
 perf perf-fixed-2parts --rel 1e-3 --coder fixed_length --chunk 128M
+perf perf-adaptive-phases --rel 1e-3 --coder adaptive --chunk 128M --phases
 perf perf-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16
 perf_gradient perf-gradient-adaptive-f16 --rel 1e-3 --coder adaptive -d half
 perf_gradient perf-gradient-fixed-f16 --rel 1e-3 --coder fixed_length -d half

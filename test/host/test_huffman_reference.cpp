@@ -386,6 +386,28 @@ TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-esca
   }
 }
 
+TEST_CASE("huffman tile: never under least_tile_bytes where some coded deltas are zero and some are not (the selector skips it there)",
+          "[huffman][size]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::uint32_t checked = 0;
+  for (const std::uint32_t m : {2u, 3u, 255u, 257u, 4000u, fmt::kTileElements}) {
+    for (const double r : {0.01, 0.3, 0.7, 0.95, 0.999}) {
+      CAPTURE(m, r);
+      std::vector<double> v = geometric_codes(m, r, g);
+      if (m > 100) v[m / 2] = std::numeric_limits<double>::infinity();  // an outlier
+      const hf::tile_deltas d = hf::deltas_of<AbsFixed>(std::span<const double>(v), exact_codes());
+      const auto zeros = static_cast<std::uint32_t>(std::count(d.zigzagged.begin(), d.zigzagged.end(), 0u));
+      if (zeros == 0 || zeros == d.zigzagged.size()) continue;  // element 0's delta is not coded (nor counted here)
+      ++checked;
+      const bytes tile = check_codes(v);
+      REQUIRE(tile.size() >= fmt::huffman::least_tile_bytes(m, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(double)));
+    }
+  }
+  REQUIRE(checked >= 12);  // not vacuous: most cases have both (m = 2 never does)
+}
+
 TEST_CASE("huffman tile: escapes of every width class round-trip under every literal count", "[huffman][round_trip]") {
   // Deltas whose zig-zagged values are 0..600 (every first class's edges) and both edges of every
   // width up to 32 (2^(w-1) and 2^w - 1; 2^32 - 4 for 32, the widest delta codes under 2^30

@@ -88,4 +88,12 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
   return tile_layout_of(symbols, subblock_count(elements), bits > lengths ? bits - lengths : 0, outliers, value_bytes).total;
 }
 
+/// The fewest bytes a huffman tile of `elements` values can take when its coded deltas (all but
+/// element 0's) are not all alike: some zero and some not, so two symbols or more and every coded
+/// delta costs a bit or more. A selector that already holds a smaller tile of another mode needs
+/// neither the estimate nor the codebook.
+constexpr std::uint64_t least_tile_bytes(std::uint32_t elements, std::uint32_t outliers, std::uint32_t value_bytes) {
+  return tile_layout_of(2, subblock_count(elements), elements > 0 ? elements - 1 : 0, outliers, value_bytes).total;
+}
+
 }  // namespace ncclz::format::huffman

@@ -311,6 +311,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     tile_bytes = layout.total;
   }
   [[maybe_unused]] zero_run::plan zero_run_plan{kNone, 0, 0};
+  [[maybe_unused]] bool huffman_cannot_win = false;
   if constexpr (Coder::tries_zero_run) {
     std::uint32_t zero_codes = 0, zero_deltas = 0;
 #pragma unroll
@@ -321,12 +322,18 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     if (kCodeTiles && (std::is_same_v<typename Coder::strategy, ZeroRun> ||
                        format::zero_run_worth_trying(zero_codes, zero_deltas, elements))) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
+      // Some coded deltas zero and some not (zero_deltas counts element 0's, which huffman does
+      // not code): its tile costs a bit a value at least. Where zero_run is already smaller,
+      // huffman would lose (ties go to huffman: strictly smaller), so its histogram and codebook
+      // are skipped; the chosen bytes are the same.
+      huffman_cannot_win = zero_deltas >= 2 && zero_deltas < elements &&
+                           zero_run_plan.bytes < format::huffman::least_tile_bytes(elements, outliers, sizeof(T));
     }
   }
   [[maybe_unused]] huffman::plan huffman_plan{};
   [[maybe_unused]] std::uint32_t huffman_offset = 0;
   if constexpr (Coder::tries_huffman) {
-    if (kCodeTiles) {
+    if (kCodeTiles && !huffman_cannot_win) {
       const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers);
       if (e.bytes < min(tile_bytes, zero_run_plan.bytes)) {
         huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);

@@ -42,9 +42,10 @@ __device__ __forceinline__ std::int32_t& staged(warp_stage* stages, std::uint32_
   return stages[e / 1024][(e % 1024) / 32][e % 32];
 }
 
-/// Sub-block rows, laid over the stage: the entropy decoders run one lane of warp 0 per sub-block
-/// (256 values, a sequential bit stream) and write value i of sub-block b to word
-/// b * kSubblockRow + i; rows of 257 words put the 32 lanes' stores in 32 different banks.
+/// Sub-block rows, laid over the stage: the entropy decoders (huffman: one lane of warp 0 per
+/// sub-block of 256 values, a sequential bit stream; zero_run: a warp per sub-block) write value i
+/// of sub-block b to word b * kSubblockRow + i; rows of 257 words put the 32 lanes' stores in 32
+/// different banks.
 inline constexpr std::uint32_t kSubblockRow = ncclz::detail::kSubblockElements + 1;
 static_assert(format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4 <= sizeof(warp_stage) * kTileWarps,
               "the sub-block rows overlay the stage");

@@ -142,28 +142,36 @@ __device__ __forceinline__ std::uint32_t window32(const std::uint32_t* words, st
 __device__ __forceinline__ std::uint32_t bits_at(const std::uint32_t* words, std::uint32_t p, std::uint32_t bits) {
   return window32(words, p) & zr::low_mask(bits);
 }
-/// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
-/// (begin + 4 <= end; its form is read): the whole warp, a row (a group of 32, one width) at a
-/// time, lane l reading value l from its place. True with the values in `row` when
-/// zr::get_subblock would accept the bits (the same values); false, warp-uniform, otherwise.
-__device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
-                                             std::uint32_t* row) {
+/// What warp_groups and warp_rice_codes return when the bits do not parse there (see them).
+inline constexpr std::uint32_t kNoParse = ~0u;
+
+/// `count` values stored as groups of 32 (a 6-bit width, then the values in it) from bit `at` of a
+/// staged stream, none past bit `end` (at <= end), by the whole warp, a group a step: sink(i, v)
+/// for value i in lane i % 32. Returns the bit after them, or kNoParse (warp-uniform) where a width
+/// is over 32 or the bits run past `end`.
+template <class Sink>
+__device__ __forceinline__ std::uint32_t warp_groups(const std::uint32_t* words, std::uint32_t at, std::uint32_t end,
+                                                     std::uint32_t count, Sink&& sink) {
   const unsigned lane = warp::lane_id();
-  std::uint32_t at = begin + zr::kFormBits;
-  for (std::uint32_t g = 0; g * 32 < n; ++g) {
-    const std::uint32_t size = n - g * 32 < 32 ? n - g * 32 : 32;
-    if (end - at < zr::kWidthBits) return false;  // at <= end throughout
+  for (std::uint32_t g = 0; g * 32 < count; ++g) {
+    const std::uint32_t size = count - g * 32 < 32 ? count - g * 32 : 32;
+    if (end - at < zr::kWidthBits) return kNoParse;  // at <= end throughout
     const std::uint32_t width = bits_at(words, at, zr::kWidthBits);
     const std::uint32_t stop = at + zr::kWidthBits + size * width;
-    if (width > 32 || stop > end) return false;
-    if (lane < size) row[g * 32 + lane] = bits_at(words, at + zr::kWidthBits + lane * width, width);
+    if (width > 32 || stop > end) return kNoParse;
+    if (lane < size) sink(g * 32 + lane, bits_at(words, at + zr::kWidthBits + lane * width, width));
     at = stop;
   }
-  return at == end;
+  return at;
 }
 
-/// What warp_rice_codes returns when the codes do not parse there (see it).
-inline constexpr std::uint32_t kNoParse = ~0u;
+/// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
+/// (begin + 4 <= end; its form is read): warp_groups into `row`. True with the values in `row`
+/// when zr::get_subblock would accept the bits (the same values); false, warp-uniform, otherwise.
+__device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
+                                             std::uint32_t* row) {
+  return warp_groups(words, begin + zr::kFormBits, end, n, [&](std::uint32_t i, std::uint32_t z) { row[i] = z; }) == end;
+}
 
 /// Parses `count` (1..256) Rice codes of parameter k (0..14) from bit `start` of a staged stream,
 /// none reaching past bit `end`, by the whole warp: emit(i, v) for code i (value v) in whichever
@@ -304,21 +312,8 @@ __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::u
     bad |= z > 0xFFFFFFFFu;
     row[positions[i]] = static_cast<std::uint32_t>(z);
   };
-  if (j == zr::kMagnitudeGroups) {
-    for (std::uint32_t g = 0; g * 32 < nonzeros; ++g) {
-      const std::uint32_t size = nonzeros - g * 32 < 32 ? nonzeros - g * 32 : 32;
-      if (end - p < zr::kWidthBits) return false;  // p <= end throughout
-      const std::uint32_t width = bits_at(words, p, zr::kWidthBits);
-      const std::uint32_t stop = p + zr::kWidthBits + size * width;
-      if (width > 32 || stop > end) return false;
-      if (lane < size) put(g * 32 + lane, bits_at(words, p + zr::kWidthBits + lane * width, width));
-      p = stop;
-    }
-  } else {
-    // A quotient under 1024 with j <= 14 keeps each magnitude under 2^31: no limit to check.
-    p = warp_rice_codes(words, p, end, nonzeros, j, put);
-    if (p == kNoParse) return false;
-  }
+  // Rice codes: a quotient under 1024 with j <= 14 keeps each magnitude under 2^31, no limit to check.
+  p = j == zr::kMagnitudeGroups ? warp_groups(words, p, end, nonzeros, put) : warp_rice_codes(words, p, end, nonzeros, j, put);
   return !__any_sync(warp::kFullMask, bad) && p == end;
 }
 
