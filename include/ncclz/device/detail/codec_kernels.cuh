@@ -251,8 +251,10 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   std::uint32_t zz[32];
   std::uint32_t width = 0, outlier_bits = 0, zero_codes = 0, zero_deltas = 0;
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
+  // The code before this lane's block: the first delta's prediction.
+  const std::int32_t block_before = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
   if (kCodeTiles && block_count > 0) {
-    std::int32_t prev = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
+    std::int32_t prev = block_before;
     std::uint32_t any = 0;
 #pragma unroll
     for (int c = 0; c < 8; ++c) {
@@ -322,6 +324,19 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     if (kCodeTiles && (std::is_same_v<typename Coder::strategy, ZeroRun> ||
                        format::zero_run_worth_trying(zero_codes, zero_deltas, elements))) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
+      if constexpr (Coder::tries_huffman || Coder::tries_fixed_length) {
+        // The deltas again from the stage (measuring leaves it as it was): holding them through
+        // measure cost 32 registers there and spilled (ncu, ptxas: 176 bytes).
+        std::int32_t prev = block_before;
+#pragma unroll
+        for (int i = 0; i < 32; ++i) {
+          const std::int32_t q = code_or_zero(stage[lane][i]);
+          zz[i] = static_cast<std::uint32_t>(i) < block_count
+                      ? format::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(q) - static_cast<std::uint32_t>(prev)))
+                      : 0u;
+          prev = q;
+        }
+      }
       // Some coded deltas zero and some not (zero_deltas counts element 0's, which huffman does
       // not code): its tile costs a bit a value at least. Where zero_run is already smaller,
       // huffman would lose (ties go to huffman: strictly smaller), so its histogram and codebook
