@@ -331,9 +331,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
 #pragma unroll
         for (int i = 0; i < 32; ++i) {
           const std::int32_t q = code_or_zero(stage[lane][i]);
-          zz[i] = static_cast<std::uint32_t>(i) < block_count
-                      ? format::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(q) - static_cast<std::uint32_t>(prev)))
-                      : 0u;
+          zz[i] = static_cast<std::uint32_t>(i) < block_count ? zero_run::zr::predict(q, prev, zero_run::zr::predictor::deltas) : 0u;
           prev = q;
         }
       }

@@ -47,14 +47,13 @@ __device__ __forceinline__ std::int32_t& staged(warp_stage* stages, std::uint32_
 /// of sub-block b to word b * kSubblockRow + i; rows of 257 words put the 32 lanes' stores in 32
 /// different banks.
 inline constexpr std::uint32_t kSubblockRow = ncclz::detail::kSubblockElements + 1;
-static_assert(format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4 <= sizeof(warp_stage) * kTileWarps,
-              "the sub-block rows overlay the stage");
+inline constexpr std::uint32_t kSubblockRowsBytes = format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4;
+static_assert(kSubblockRowsBytes <= sizeof(warp_stage) * kTileWarps, "the sub-block rows overlay the stage");
 
 __device__ __forceinline__ std::uint32_t* subblock_rows(warp_stage* stages) { return reinterpret_cast<std::uint32_t*>(stages); }
 
 /// What the stage holds past the sub-block rows: 256 bytes a warp (the zero_run decoder keeps a
 /// sparse sub-block's nonzero positions there).
-inline constexpr std::uint32_t kSubblockRowsBytes = format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4;
 static_assert(kSubblockRowsBytes + kTileWarps * ncclz::detail::kSubblockElements <= sizeof(warp_stage) * kTileWarps,
               "a warp's 256 bytes of scratch fit after the sub-block rows");
 __device__ __forceinline__ std::uint8_t* subblock_scratch(warp_stage* stages) {

@@ -7,16 +7,17 @@
 //
 // Measuring (what every tile pays where a selector weighs this mode) is warp-wide: warp w sums up
 // the sub-blocks of its own stage (4 of them) under each predictor zr::measured_predictors names
-// with ballots and reductions, then every lane runs the shared choice. Writing is warp-wide too: warp w writes its sub-blocks
-// one at a time, every field's place from warp scans, each lane ORing in its own values' bits.
+// with ballots and reductions, then every lane runs the shared choice. Writing is warp-wide too:
+// warp w writes its sub-blocks one at a time, every field's place from warp scans, each lane ORing
+// in its own values' bits.
 // Decoding reads the stream from shared memory where it fits, into the sub-block rows
 // (tile_stage.cuh): the coded sub-blocks go round the 8 warps, a whole warp each: a dense one a
 // row of 32 at a time, a sparse one's Rice codes parsed by all lanes at once (warp_rice_codes);
 // a sub-block they decline (or a stream that does not fit) goes through zr::get_subblock, every
 // check one field at a time, in lane b of warp 0. The caller turns the values into codes as it
-// does the huffman tile's deltas. Everything else (the
-// least magnitude, the predictor, the offsets, zeroing the stream) is spread over all 256 threads
-// or one warp, with three block barriers in measure, one in write and three in decode.
+// does the huffman tile's deltas. Everything else (the least magnitude, the predictor, the
+// offsets, zeroing the stream) is spread over all 256 threads or one warp, with three block
+// barriers in measure, one in write and three in decode.
 #pragma once
 
 #include <cstddef>
@@ -165,12 +166,18 @@ __device__ __forceinline__ std::uint32_t warp_groups(const std::uint32_t* words,
   return at;
 }
 
+/// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
+struct row_sink {
+  std::uint32_t* row;
+  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { row[i] = z; }
+};
+
 /// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
 /// (begin + 4 <= end; its form is read): warp_groups into `row`. True with the values in `row`
 /// when zr::get_subblock would accept the bits (the same values); false, warp-uniform, otherwise.
 __device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
                                              std::uint32_t* row) {
-  return warp_groups(words, begin + zr::kFormBits, end, n, [&](std::uint32_t i, std::uint32_t z) { row[i] = z; }) == end;
+  return warp_groups(words, begin + zr::kFormBits, end, n, row_sink{row}) == end;
 }
 
 /// Parses `count` (1..256) Rice codes of parameter k (0..14) from bit `start` of a staged stream,
@@ -316,12 +323,6 @@ __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::u
   p = j == zr::kMagnitudeGroups ? warp_groups(words, p, end, nonzeros, put) : warp_rice_codes(words, p, end, nonzeros, j, put);
   return !__any_sync(warp::kFullMask, bad) && p == end;
 }
-
-/// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
-struct row_sink {
-  std::uint32_t* row;
-  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { row[i] = z; }
-};
 
 __device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, std::uint32_t b) {
   const std::uint32_t first = b * zr::kSubblockElements;
@@ -564,7 +565,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
       const zr::choice c = zr::choose_form(sums);
       bits = static_cast<std::uint32_t>(c.bits);  // <= kMaxSubblockBits
       packed = detail::pack_plan(zr::plan_of(sums, c.form));
-      if (c.form < zr::kDense) {
+      if (c.form < zr::kDense) {  // run_shifted[c.form] by selects: an indexed read put sums on the stack
 #pragma unroll
         for (std::uint32_t f = 0; f < zr::kDense; ++f) run_bits = f == c.form ? sums.run_shifted[f] + sums.nonzeros * (1 + f) : run_bits;
       }
