@@ -7,7 +7,8 @@
 // compression ratio, largest error, promised bound, coder and whether the call fell back to NCCL.
 // size is nccl-tests' (the larger of the send and receive buffers). Time: CUDA events around each
 // call, started after a one-float allreduce so that the ranks start together; per iteration the
-// slowest rank's; the median over -n iterations after -w warm-ups (min and max go to --json).
+// slowest rank's; the median over -n iterations after -w warm-ups (min and max go to --json); NCCL's
+// and ncclz's timed iterations alternate.
 // #wrong: elements of the result outside the tolerance around a float64 reference, summed over
 // the ranks (benchmarks/perf/perf_check.hpp says which tolerance). Out of place only.
 //
@@ -27,6 +28,7 @@
 #include <string>
 #include <string_view>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "ncclz/bootstrap.hpp"
@@ -210,8 +212,8 @@ class bench {
         d_ncclz_out_(max_count_),
         d_scratch_(std::max<std::size_t>(2 * static_cast<std::size_t>(o.iters) + 1, sizeof(rank_report) / sizeof(double) * n_)),
         ncclz_(cc.comm(), config_of(o)),
-        start_(static_cast<std::size_t>(o.iters)),
-        stop_(static_cast<std::size_t>(o.iters)) {
+        start_(2 * static_cast<std::size_t>(o.iters)),
+        stop_(2 * static_cast<std::size_t>(o.iters)) {
     for (std::size_t i = 0; i < start_.size(); ++i) {
       NCCLZ_CUDA_TRY(cudaEventCreate(&start_[i]));
       NCCLZ_CUDA_TRY(cudaEventCreate(&stop_[i]));
@@ -338,20 +340,29 @@ class bench {
     }
   }
 
-  /// This rank's time of each of the -n iterations of `call`, in ms, after -w untimed ones.
-  template <class Call>
-  std::vector<float> time_ms(Call&& call) {
-    for (int i = 0; i < o_.warmup; ++i) call();
-    for (std::size_t i = 0; i < start_.size(); ++i) {
+  /// This rank's time of each of the -n iterations of `first` and of `second`, in ms, after -w
+  /// untimed ones of each. The two alternate, iteration by iteration, so both see the same state
+  /// of the machine (NCCL's own time over sockets drifts between calls by up to 1.8x here).
+  template <class First, class Second>
+  std::pair<std::vector<float>, std::vector<float>> time_ms(First&& first, Second&& second) {
+    for (int i = 0; i < o_.warmup; ++i) first();
+    for (int i = 0; i < o_.warmup; ++i) second();
+    const std::size_t iters = start_.size() / 2;
+    for (std::size_t i = 0; i < 2 * iters; ++i) {
       cc_.check(ncclAllReduce(d_scratch_.ptr, d_scratch_.ptr, 1, ncclDouble, ncclMax, cc_.comm(), stream_),
                 "ncclAllReduce(barrier)");
       NCCLZ_CUDA_TRY(cudaEventRecord(start_[i], stream_));
-      call();
+      if (i % 2 == 0) first();
+      else second();
       NCCLZ_CUDA_TRY(cudaEventRecord(stop_[i], stream_));
     }
     cc_.synchronize(stream_);
-    std::vector<float> ms(start_.size());
-    for (std::size_t i = 0; i < ms.size(); ++i) NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms[i], start_[i], stop_[i]));
+    std::pair<std::vector<float>, std::vector<float>> ms;
+    for (std::size_t i = 0; i < 2 * iters; ++i) {
+      float t = 0;
+      NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t, start_[i], stop_[i]));
+      (i % 2 == 0 ? ms.first : ms.second).push_back(t);
+    }
     return ms;
   }
 
@@ -375,8 +386,8 @@ class bench {
   }
 
   row measure(const perf::row_shape& s) {
-    const std::vector<float> nccl_ms = time_ms([&] { enqueue_nccl(s, d_nccl_out_.ptr); });
-    const std::vector<float> ncclz_ms = time_ms([&] { enqueue_ncclz(s, d_ncclz_out_.ptr); });
+    const auto [nccl_ms, ncclz_ms] =
+        time_ms([&] { enqueue_nccl(s, d_nccl_out_.ptr); }, [&] { enqueue_ncclz(s, d_ncclz_out_.ptr); });
     ncclz_.check(stream_);  // throws if a received chunk was corrupted
     const ncclz::call_info info = ncclz_.last_call();
 
