@@ -284,15 +284,11 @@ TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes a
   require_device_matches_host<Codec>(in, 1e-3);
 }
 
-TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chunks", "[gpu][codec]", float, __half) {
-  using T = TestType;
-  const std::uint64_t seed = fresh_seed();
-  CAPTURE(seed);
-  std::mt19937_64 rng(seed);
-  const std::vector<T> in = make_input<T>(shape::skewed, 3 * 8192 + 77, rng);
-  const std::vector<std::byte> good = ncclz::host::compress<RelHuf>(std::span<const T>(in), 1e-3);
-  REQUIRE(tile_modes(good)[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
-  ncclz::Compressor<RelHuf, T> codec(in.size());
+/// Flips 1-3 random bits of `good` (a chunk of `in` under Codec) 300 times; the device must reject
+/// exactly the chunks the host rejects and decode the others to the host's bits.
+template <class Codec, class T>
+void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::vector<std::byte>& good, std::mt19937_64& rng) {
+  ncclz::Compressor<Codec, T> codec(in.size());
   device_buffer<std::byte> d_chunk(good.size());
   device_buffer<T> d_out(in.size());
   const std::size_t payload = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(ncclz::format::tile_count(in.size()));
@@ -307,7 +303,7 @@ TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chu
     bool host_rejects = false;
     std::vector<T> host_out(in.size());
     try {
-      ncclz::host::decompress<RelHuf>(std::span<const std::byte>(bad), std::span<T>(host_out));
+      ncclz::host::decompress<Codec>(std::span<const std::byte>(bad), std::span<T>(host_out));
     } catch (const ncclz::format_error&) {
       host_rejects = true;
     }
@@ -328,6 +324,48 @@ TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chu
     rejected += host_rejects;
   }
   REQUIRE(rejected > 0);
+}
+
+TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chunks", "[gpu][codec]", float, __half) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  // Every tile huffman: the decoder parses each tile's sub-blocks one lane each.
+  const std::vector<T> in = make_input<T>(shape::skewed, 3 * 8192 + 77, rng);
+  const std::vector<std::byte> good = ncclz::host::compress<RelHuf>(std::span<const T>(in), 1e-3);
+  REQUIRE(tile_modes(good)[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
+  require_same_verdicts_on_corruption<RelHuf>(in, good, rng);
+}
+
+TEMPLATE_TEST_CASE("device decoder agrees with the host on adaptive chunks with few huffman tiles", "[gpu][codec]",
+                   float, __half) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  // Two skewed tiles among sparse ones (17 tiles): huffman tiles few in the chunk, which the
+  // decoder parses with all eight warps (huffman::decode_tile's for_latency).
+  std::vector<T> in;
+  for (int t = 0; t < 16; ++t) {
+    const std::vector<T> part = make_input<T>(t == 2 || t == 12 ? shape::skewed : shape::sparse, 8192, rng);
+    in.insert(in.end(), part.begin(), part.end());
+  }
+  in.resize(in.size() + 77, in.back());
+  const std::vector<std::byte> good = ncclz::host::compress<RelAd>(std::span<const T>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(good);
+  CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
+  // The 8 tiles decode_kernel samples, (2k + 1) / 16 of the way through: at most one huffman.
+  const std::uint32_t tiles = static_cast<std::uint32_t>(ncclz::format::tile_count(in.size()));
+  int sampled_huffman = 0;
+  for (std::uint32_t k = 0; k < 8; ++k) {
+    sampled_huffman += ncclz_test::tile_mode_of(good, static_cast<std::uint32_t>((2ull * k + 1) * tiles / 16)) ==
+                       static_cast<int>(ncclz::tile_mode::huffman);
+  }
+  REQUIRE(sampled_huffman <= 1);
+  require_device_matches_host<RelAd>(in, 1e-3);
+  require_same_verdicts_on_corruption<RelAd>(in, good, rng);
 }
 
 TEST_CASE("device codec round-trips an input over 1 GiB within the bound", "[gpu][codec][large]") {

@@ -565,6 +565,9 @@ struct code_sink {
   }
 };
 
+/// Tiles whose modes a huffman tile's block samples to tell whether huffman tiles are few.
+inline constexpr std::uint32_t kModeSamples = 8;
+
 /// Decodes tile blockIdx.x of a chunk (capacity: bytes the caller holds at `in`). Each warp
 /// reads and checks the headers and the tile's widths itself (cached broadcast loads), so the
 /// only block-wide barrier is the one that carries block sums from warp to warp.
@@ -581,7 +584,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
 
   // Lane 0 of every warp checks the chunk and finds the tile; the verdict is warp-uniform.
   std::uint64_t begin = 0, end = 0, step_bits = 0;
-  std::uint32_t ok = 0, mode = 0, outliers = 0, base = 0;
+  std::uint32_t ok = 0, mode = 0, outliers = 0, base = 0, few_huffman = 0;
   if (lane == 0) {
     const format::chunk_header h = *reinterpret_cast<const format::chunk_header*>(in);
     ok = check_header<Codec, T>(h, capacity, count, r) && tile < h.tile_count;  // an empty chunk has no tile
@@ -601,6 +604,19 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         outliers = th.outlier_count;
         base = static_cast<std::uint32_t>(th.base);
         step_bits = static_cast<std::uint64_t>(__double_as_longlong(h.step));
+        if (Coder::tries_huffman && mode == static_cast<std::uint8_t>(tile_mode::huffman)) {
+          // Whether huffman tiles are few in the chunk (huffman::decode_tile's for_latency): at most
+          // one of 8 tiles spread over it; one whose offset is past the payload counts as huffman
+          // (its own block reports it).
+          std::uint32_t sampled_huffman = 0;
+          for (std::uint32_t k = 0; k < kModeSamples; ++k) {
+            const std::uint32_t j = static_cast<std::uint32_t>((2ull * k + 1) * h.tile_count / (2 * kModeSamples));
+            const std::uint64_t at = sizeof(format::chunk_header) + std::uint64_t{table[j]} * 8;
+            sampled_huffman += at + sizeof(format::tile_header) > payload_end ||
+                               reinterpret_cast<const format::tile_header*>(in + at)->mode == mode;
+          }
+          few_huffman = sampled_huffman <= 1;
+        }
       }
     }
   }
@@ -612,6 +628,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   outliers = __shfl_sync(warp::kFullMask, outliers, 0);
   base = __shfl_sync(warp::kFullMask, base, 0);
   step_bits = __shfl_sync(warp::kFullMask, step_bits, 0);
+  few_huffman = __shfl_sync(warp::kFullMask, few_huffman, 0);
 
   quant_params<T> p{};
   p.step = static_cast<compute_t<T>>(__longlong_as_double(static_cast<long long>(step_bits)));
@@ -693,7 +710,8 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   } else if (Coder::tries_huffman && mode == static_cast<std::uint8_t>(tile_mode::huffman)) {
     if constexpr (Coder::tries_huffman) {
       const decode_status st =
-          huffman::decode_tile<T>(s.huffman, src, span, elements, outliers, s.stage, outlier_index_at, outlier_values_at);
+          huffman::decode_tile<T>(s.huffman, src, span, elements, outliers, s.stage, few_huffman != 0, outlier_index_at,
+                                  outlier_values_at);
       if (st != decode_status::ok) {
         if (threadIdx.x == 0) report(r, st, tile);
         return;

@@ -17,7 +17,9 @@
 // Decoding builds the 2048-entry table in shared memory from the stored lengths (canonical order
 // by ballots; each thread fills 8 consecutive windows with one binary search and a walk; a window
 // holding two or three whole literal codes decodes them all), then warp 0 decodes, lane k
-// sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh).
+// sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh), or, where
+// the caller wants the tile done soonest, every warp decodes every 8th sub-block, its 32 lanes
+// parsing a 32nd of the bits each (warp_decode_subblock).
 #pragma once
 
 #include <cstddef>
@@ -520,13 +522,144 @@ struct bit_reader {
   }
 };
 
+/// A tile's stream, read from any bit (words past its end read as 0).
+struct stream_window {
+  const std::uint32_t* words;
+  std::uint32_t word_count;
+  __device__ std::uint32_t load(std::uint32_t k) const { return k < word_count ? words[k] : 0u; }
+  /// The 64 bits from bit `pos` on, LSB first.
+  __device__ std::uint64_t at(std::uint32_t pos) const {
+    const std::uint32_t k = pos / 32, o = pos % 32;
+    const std::uint64_t low = load(k) | static_cast<std::uint64_t>(load(k + 1)) << 32;
+    return o == 0 ? low : low >> o | static_cast<std::uint64_t>(load(k + 2)) << (64 - o);
+  }
+};
+
+/// What one table lookup decodes.
+struct decoded {
+  std::uint32_t bits;  ///< taken from the stream
+  std::uint32_t n;     ///< values: 1, or 2-3 literals
+  std::uint32_t z[3];  ///< the zig-zagged deltas
+  bool bad;            ///< a first-class escape whose bits give another width
+};
+
+/// The zig-zagged delta of escape symbol `sym` (>= L) from the escape bits at the bottom of
+/// `window`; adds their count to `taken`, and sets `bad` where a first-class escape's bits give
+/// another width.
+__device__ __forceinline__ std::uint32_t unescape(std::uint32_t sym, std::uint64_t window, std::uint32_t literals,
+                                                  std::uint32_t first_width, std::uint32_t& taken, bool& bad) {
+  const std::uint32_t width = class_width(sym, literals);
+  const std::uint32_t extra_bits = escape_bits(width, literals);
+  const auto low = static_cast<std::uint32_t>(window & ((std::uint64_t{1} << extra_bits) - 1));
+  taken += extra_bits;
+  if (width > first_width) return 1u << extra_bits | low;
+  bad |= bit_width(literals + low) != width;
+  return literals + low;
+}
+
+/// One table lookup at stream bit `pos` (`window`: the bits from there): one code with its escape
+/// bits, or two or three literal codes where they all end by `end` (a sub-block's last codes are
+/// taken one at a time, as the bits after it are the next sub-block's).
+__device__ __forceinline__ decoded decode_at(const decode_shared& s, std::uint64_t window, std::uint32_t pos, std::uint32_t end,
+                                             std::uint32_t literals, std::uint32_t first_width) {
+  const std::uint32_t entry = s.table[window & ((1u << kMaxCodeLength) - 1)];
+  const std::uint32_t extra = entry >> table_entry::kExtraShift;
+  decoded d{(entry >> table_entry::kLengthShift) & 0xFu, 1, {entry & 0x1FFu, (entry >> table_entry::kSecondShift) & 0xFFu,
+                                                             (entry >> table_entry::kThirdShift) & 0xFFu}, false};
+  if (extra != 0 && pos + d.bits <= end) {
+    d.n = extra + 1;
+    return d;
+  }
+  if (extra != 0) d.bits = s.length[d.z[0]];
+  if (d.z[0] >= literals) d.z[0] = unescape(d.z[0], window >> d.bits, literals, first_width, d.bits, d.bad);
+  return d;
+}
+
+/// By one whole warp: the `count` values of a sub-block's stream, bits [begin, end), into
+/// row[0, count), where every code is at least a bit (two or more symbols used). Lane j takes the
+/// codes that start in its 32nd of the bits. Each lane first guesses that a code starts where its
+/// share does and parses to the end of its share; its true start is where the lane before stopped,
+/// so the lanes whose guess was wrong parse again from there until no start moves (Huffman codes
+/// fall back into step within a few codes: a round or two; at most 32, as lane r is right after
+/// round r). The lanes' value counts then give each its first index, and they parse once more,
+/// writing. True when the codes give exactly `count` values, end at `end`, and no escape is
+/// malformed: what the one-lane parse accepts.
+__device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, stream_window bits, std::uint32_t begin, std::uint32_t end,
+                                                     std::uint32_t count, std::uint32_t literals, std::uint32_t first_width,
+                                                     std::uint32_t* row) {
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t share = (end - begin + 31) / 32;
+  const std::uint32_t stop = min(begin + (lane + 1) * share, end);
+  std::uint32_t start = min(begin + lane * share, end);
+  const auto parse = [&](std::uint32_t& values) {  // from `start` to the first code at or past `stop`
+    std::uint32_t pos = start;
+    values = 0;
+    while (pos < stop) {
+      const decoded d = decode_at(s, bits.at(pos), pos, end, literals, first_width);
+      pos += d.bits;
+      values += d.n;
+    }
+    return pos;
+  };
+  std::uint32_t values = 0;
+  std::uint32_t after = parse(values);
+  for (;;) {
+    std::uint32_t truth = __shfl_up_sync(warp::kFullMask, after, 1);
+    if (lane == 0) truth = begin;
+    const bool moved = truth != start;
+    if (__ballot_sync(warp::kFullMask, moved) == 0) break;
+    if (moved) {
+      start = truth;
+      after = parse(values);
+    }
+  }
+  const std::uint32_t through = warp::inclusive_sum(values);
+  if (__shfl_sync(warp::kFullMask, through, 31) != count || __shfl_sync(warp::kFullMask, after, 31) != end) return false;
+  std::uint32_t i = through - values;
+  bool bad = false;
+  for (std::uint32_t pos = start; pos < stop;) {
+    const decoded d = decode_at(s, bits.at(pos), pos, end, literals, first_width);
+    pos += d.bits;
+    row[i] = d.z[0];
+    if (d.n > 1) row[i + 1] = d.z[1];
+    if (d.n > 2) row[i + 2] = d.z[2];
+    i += d.n;
+    bad |= d.bad;
+  }
+  return !__any_sync(warp::kFullMask, bad);
+}
+
+/// By one whole warp: the same where one symbol is used: its code is empty, so every value is the
+/// symbol, or, for an escape class, its escape bits, all of one length.
+__device__ __forceinline__ bool warp_decode_lone(stream_window bits, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+                                                 std::uint32_t literals, std::uint32_t first_width, std::uint32_t lone,
+                                                 std::uint32_t* row) {
+  const std::uint32_t each = lone >= literals ? escape_bits(class_width(lone, literals), literals) : 0u;
+  if (end - begin != count * each) return false;
+  bool bad = false;
+  for (std::uint32_t i = warp::lane_id(); i < count; i += 32) {
+    std::uint32_t taken = 0;
+    row[i] = lone >= literals ? unescape(lone, bits.at(begin + i * each), literals, first_width, taken, bad) : lone;
+  }
+  return !__any_sync(warp::kFullMask, bad);
+}
+
 /// By all 256 threads: checks the huffman tile at `tile` (`span` bytes), decodes its zig-zagged
 /// deltas into the sub-block rows over the stage (element 0: 0; load_subblock_rows reads them)
 /// and gives the outlier arrays' offsets. Returns ok or the problem, the same in every thread.
+/// `for_latency` picks how the sub-blocks are parsed (the same values and verdicts either way):
+/// by all eight warps (warp_decode_subblock), which finishes the tile soonest but issues about
+/// three times the instructions, or lane b of warp 0 sub-block b, the fewest instructions. The
+/// caller asks for latency where huffman tiles are few in the chunk, among tiles of modes that
+/// finish sooner: the launch waits for its slowest blocks (Adaptive on the tiled fields at REL
+/// 1e-3, 42 huffman tiles of 2048: decode 336 -> 441 GB/s); where many tiles are huffman tiles, the
+/// other blocks on the SM fill the issue slots the one-warp parse leaves (all-warp parsing of
+/// every tile there: 290 -> 187 GB/s; with 36% huffman tiles, worse as well).
 template <class T>
 __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std::byte* tile, std::uint64_t span,
                                                      std::uint32_t elements, std::uint32_t outliers, warp_stage* stages,
-                                                     std::uint64_t& outlier_index, std::uint64_t& outlier_values) {
+                                                     bool for_latency, std::uint64_t& outlier_index,
+                                                     std::uint64_t& outlier_values) {
   const std::uint32_t subblocks = subblock_count(elements);
   const auto fail = [&s](decode_status why) { atomicCAS(&s.status, 0u, static_cast<std::uint32_t>(why)); };
   if (threadIdx.x == 0) {
@@ -670,20 +803,41 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
       }
       s.table[__brev(w) >> (32 - kMaxCodeLength)] = entry;
     }
-  } else if (used == 1) {
-    std::uint32_t lone = 0;
+  }
+  std::uint32_t lone = 0;  // the one symbol used, where only one is
+  if (used == 1) {
     for (std::uint32_t sym = 0; sym < symbols; ++sym) lone = s.length[sym] != 0 ? sym : lone;
-    for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::make(lone, 0);
+    if (!for_latency) {
+      for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::make(lone, 0);
+    }
   }
   __syncthreads();
 
+  std::uint32_t* const deltas = subblock_rows(stages);
+  const stream_window bits{reinterpret_cast<const std::uint32_t*>(tile + l.stream),
+                           static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4)};
+  if (for_latency) {
+    // Each warp decodes every 8th sub-block, the whole warp one sub-block.
+    for (std::uint32_t b = threadIdx.x / 32; b < subblocks; b += kTileWarps) {
+      const std::uint32_t first = b * kSubblockElements, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
+      const std::uint32_t count = min(elements - first, kSubblockElements) - skip;
+      std::uint32_t* const row = deltas + b * kSubblockRow;
+      if (skip != 0 && warp::lane_id() == 0) row[0] = 0;
+      const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
+      // No symbol used: an empty tile (count 0), whose table was never built.
+      const bool ok = used == 0   ? begin == end && count == 0
+                      : used == 1 ? warp_decode_lone(bits, begin, end, count, literals, first_width, lone, row + skip)
+                                  : warp_decode_subblock(s, bits, begin, end, count, literals, first_width, row + skip);
+      if (!ok && warp::lane_id() == 0) fail(decode_status::corrupt_subblock);
+    }
+    __syncthreads();
+    return static_cast<decode_status>(s.status);
+  }
   // Warp 0 decodes: lane k, sub-block k (a warp whose every lane works issues 8 times fewer
   // instructions than eight warps of four), into the sub-block rows.
-  std::uint32_t* const deltas = subblock_rows(stages);
   const std::uint32_t b = threadIdx.x;
   if (b < 32 && b < subblocks) {
-    bit_reader r{reinterpret_cast<const std::uint32_t*>(tile + l.stream), static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4),
-                 0, 0, 0, 0};
+    bit_reader r{bits.words, bits.word_count, 0, 0, 0, 0};
     const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
     r.start(begin);
     std::uint32_t at = begin;
@@ -709,16 +863,10 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
         r.take(len);
         at += len;
         if (z >= literals) {
-          const std::uint32_t width = class_width(z, literals);
-          const std::uint32_t extra_bits = escape_bits(width, literals);
-          const std::uint32_t low = r.take(extra_bits);
-          at += extra_bits;
-          if (width > first_width) {
-            z = (1u << extra_bits) | low;
-          } else {
-            z = literals + low;
-            bad |= bit_width(z) != width;
-          }
+          std::uint32_t taken = 0;
+          z = unescape(z, r.buffer, literals, first_width, taken, bad);  // held > 32 >= taken
+          r.take(taken);
+          at += taken;
         }
         row[i] = z;
         ++i;
