@@ -107,7 +107,8 @@ struct encode_shared {
   std::uint32_t warp_u32[kTileWarps];
   std::uint16_t subblock_bits[kTileSubblocks];
   std::uint64_t best;  ///< (estimated bits << 9) | (L - 1)
-  std::uint32_t used;  ///< symbols with a nonzero count
+  std::uint32_t estimated_symbols;  ///< the symbol count of estimate_tile's winning L
+  std::uint32_t used;  ///< symbols with a nonzero count (build_tile)
   std::uint32_t total;  ///< deltas coded
 };
 
@@ -205,11 +206,13 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
   if (threadIdx.x == 0) s.total = total;
   __syncthreads();
   const std::uint64_t best = s.best;
-  if (best == ((bits << 9) | (literals - 1))) s.used = used;  // the winner's symbol count
+  // Not s.used: build_tile resets that with no barrier before it, while slower warps may still
+  // be reading this (that race corrupted tiles now and then).
+  if (best == ((bits << 9) | (literals - 1))) s.estimated_symbols = used;  // the winner's symbol count
   __syncthreads();
   estimate e{};
   e.literals = static_cast<std::uint32_t>(best & 0x1FFu) + 1;
-  e.symbols = s.used;
+  e.symbols = s.estimated_symbols;
   e.bytes = estimated_tile_bytes(best >> 9, e.symbols, elements, outliers, sizeof(T));
   return e;
 }
