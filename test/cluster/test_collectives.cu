@@ -2,7 +2,8 @@
 // allgather, broadcast (ring and tree), alltoall, and allreduce, reduce_scatter and reduce with
 // sum, min and max (direct and ring) of fresh inputs, every element of every rank's result
 // checked against the bound in float64, identical results on all ranks, in place, count 0,
-// NaN/Inf, mismatched counts, an unsupported op and a bad root; then timings against NCCL's own.
+// NaN/Inf, mismatched counts, an unsupported op and a bad root; pipelined allreduces back to back
+// giving the same bits every call; then timings against NCCL's own.
 //
 // Every rank can compute every rank's input (a function of a seed rank 0 draws and broadcasts,
 // NCCLZ_TEST_SEED reproduces it). Exit 0 when all checks pass on this rank, 1 otherwise, 77 without
@@ -15,6 +16,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
+#include <exception>
 #include <limits>
 #include <random>
 #include <string>
@@ -399,6 +402,85 @@ void check_fixed_rate(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, 
   }
 }
 
+__global__ void count_differing_words(const std::uint32_t* a, const std::uint32_t* b, std::size_t n,
+                                      unsigned long long* differing) {
+  unsigned long long mine = 0;
+  for (std::size_t i = blockIdx.x * std::size_t{blockDim.x} + threadIdx.x; i < n; i += std::size_t{gridDim.x} * blockDim.x)
+    mine += a[i] != b[i];
+  if (mine) atomicAdd(differing, mine);
+}
+
+/// Pipelined allreduces enqueued back to back, as a training loop does (no host wait between
+/// calls), each into its own output, with a one-element ncclAllReduce on the same communicator
+/// between them (what ncclz-perf's timing loop does). The first call is checked against the
+/// bound; every later call must give the same bits, and the last call of each round decodes with
+/// no problem reported. Nondeterminism shows here: a missing dependency between the pipeline's
+/// streams, or a race inside a kernel (it found one in the huffman encoder, 2026-12-01).
+/// NCCLZ_BACK_TO_BACK_MIB / _ROUNDS make it a soak test (scripts/pipeline_soak.sh), _PARTS (1-4)
+/// and _CODER=fixed_length vary it; NCCLZ_BACK_TO_BACK_ONLY=1 runs it alone.
+template <class Codec>
+void check_back_to_back(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
+                        int calls, int rounds, int parts, double bound) {
+  constexpr int kParts = 4;
+  const int n = cc.nranks(), me = cc.rank();
+  std::vector<std::vector<float>> inputs;
+  for (int r = 0; r < n; ++r) inputs.push_back(input_of<float>(seed + 17 * count, r, count));
+  const std::vector<double> want = exact_reduce(inputs, ncclSum);
+  const double eb = range_bound(inputs, bound);
+  ncclz::communicator_config config = compress_always();
+  config.pipeline_part_bytes = std::max<std::size_t>(count * sizeof(float) / std::clamp(parts, 1, kParts), 1);
+  ncclz::Communicator<Codec, ncclz::schedule::Direct, ncclz::Pipeline<ncclz::Overlap<kParts>>> comm(cc.comm(), config);
+  device_array<float> d_send(count);
+  std::deque<device_array<float>> d_out;  // device_array does not move
+  for (int k = 0; k < calls; ++k) d_out.emplace_back(count);
+  device_array<double> d_tick(1);
+  device_array<unsigned long long> d_differing(1);
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_send.ptr, inputs[me].data(), count * sizeof(float), cudaMemcpyHostToDevice, stream));
+  NCCLZ_CUDA_TRY(cudaMemsetAsync(d_tick.ptr, 0, sizeof(double), stream));
+  const std::string what = "allreduce back to back " + std::to_string(calls) + " x " + std::to_string(rounds) + " " +
+                           Codec::quantizer::name + " " + Codec::coder::name + " count " + std::to_string(count);
+  std::size_t bad_rounds = 0, differing = 0;
+  for (int round = 0; round < rounds; ++round) {
+    for (int k = round == 0 ? 0 : 1; k < calls; ++k)  // NaN poison: a chunk that fails to decode leaves it
+      NCCLZ_CUDA_TRY(cudaMemsetAsync(d_out[k].ptr, 0xFF, count * sizeof(float), stream));
+    for (int k = round == 0 ? 0 : 1; k < calls; ++k) {
+      comm.allreduce(d_send.ptr, d_out[k].ptr, count, ncclSum, bound, stream);
+      cc.check(ncclAllReduce(d_tick.ptr, d_tick.ptr, 1, ncclDouble, ncclSum, cc.comm(), stream), "ncclAllReduce(tick)");
+    }
+    try {
+      comm.check(stream);
+    } catch (const std::exception& e) {
+      ++bad_rounds;
+      c.fail(what + ": round " + std::to_string(round) + ": " + e.what());
+    }
+    if (round == 0) {
+      std::vector<float> got(count);
+      NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_out[0].ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
+      double max_err = 0;
+      const std::size_t bad = count_sum_violations(got.data(), want.data(), count, eb, max_err);
+      if (bad) c.fail(what + ": " + std::to_string(bad) + " elements of the first call outside the bound");
+      if (!same_on_all_ranks(cc, got.data(), got.size() * sizeof(float), stream)) c.fail(what + ": results differ across ranks");
+    }
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(d_differing.ptr, 0, sizeof(unsigned long long), stream));
+    for (int k = 1; k < calls; ++k) {
+      count_differing_words<<<264, 256, 0, stream>>>(reinterpret_cast<const std::uint32_t*>(d_out[k].ptr),
+                                                     reinterpret_cast<const std::uint32_t*>(d_out[0].ptr), count, d_differing.ptr);
+    }
+    unsigned long long round_differing = 0;
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(&round_differing, d_differing.ptr, sizeof round_differing, cudaMemcpyDeviceToHost, stream));
+    cc.synchronize(stream);
+    if (round_differing) {
+      differing += round_differing;
+      c.fail(what + ": round " + std::to_string(round) + ": " + std::to_string(round_differing) +
+             " elements differ from the first call's");
+    }
+  }
+  if (me == 0) {
+    std::printf("%-58s ratio %7.2f  x%d  %zu bad rounds, %zu elements differing\n", what.c_str(), comm.last_call().ratio,
+                comm.last_call().parts, bad_rounds, differing);
+  }
+}
+
 /// Median ms of `op` over 5 runs after 2 warm-ups (NCCL connects lazily), on this rank.
 template <class Op>
 float median_time_ms(ncclz::cluster_comm& cc, cudaStream_t stream, Op&& op) {
@@ -473,6 +555,23 @@ int run() {
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::uint64_t seed = ncclz::test::shared_seed(cc, stream, "test_collectives");
   checker c{cc.rank()};
+  {
+    const char* mib = std::getenv("NCCLZ_BACK_TO_BACK_MIB");
+    const char* rounds = std::getenv("NCCLZ_BACK_TO_BACK_ROUNDS");
+    // 64 MiB x 3 rounds caught the encoder race fixed with this test (16 MiB x 6 did not).
+    const std::size_t count = (mib ? std::strtoull(mib, nullptr, 10) : 64) << 20 >> 2;
+    const char* parts = std::getenv("NCCLZ_BACK_TO_BACK_PARTS");
+    const char* coder = std::getenv("NCCLZ_BACK_TO_BACK_CODER");
+    const int r = rounds ? std::atoi(rounds) : 3, k = parts ? std::atoi(parts) : 4;
+    if (coder && std::strcmp(coder, "fixed_length") == 0) check_back_to_back<RelFL>(cc, c, stream, seed, count, 8, r, k, 1e-3);
+    else check_back_to_back<RelAd>(cc, c, stream, seed, count, 8, r, k, 1e-3);
+    if (std::getenv("NCCLZ_BACK_TO_BACK_ONLY")) {
+      cc.synchronize(stream);
+      NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
+      std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
+      return c.failures == 0 ? 0 : 1;
+    }
+  }
   // FixedRate first (NCCLZ_FIXED_RATE_ONLY=1 stops after these and one timing).
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
     check_fixed_rate<Fixed8, float>(cc, c, stream, seed, count, ncclSum, false);
