@@ -366,6 +366,17 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     tile_bytes = raw_bytes;
   }
 
+  // Publish the size at once, stage what needs no offset, then learn the offset: the tiles
+  // before have published theirs meanwhile, more often than not.
+  if (threadIdx.x == 0) lookback_publish(tile_words, tile, tile_bytes);
+  [[maybe_unused]] const std::uint32_t* staged_stream = nullptr;
+  if constexpr (Coder::tries_huffman) {
+    auto* scratch = reinterpret_cast<std::uint32_t*>(s.stage);  // free: a huffman tile's deltas are in zz
+    if (mode == tile_mode::huffman && huffman::stream_words(huffman_plan) <= sizeof(s.stage) / 4) {
+      huffman::emit_stream(s.huffman, huffman_plan, zz, block_count, huffman_offset, scratch);
+      staged_stream = scratch;
+    }
+  }
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
     if (lane == 0) {
@@ -395,8 +406,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
   if constexpr (Coder::tries_huffman) {
     if (mode == tile_mode::huffman) {
-      huffman::write_tile(s.huffman, huffman_plan, zz, block_count, huffman_offset, elements, outliers, base, dst,
-                          reinterpret_cast<std::uint32_t*>(s.stage), static_cast<std::uint32_t>(sizeof(s.stage) / 4));
+      huffman::write_tile(s.huffman, huffman_plan, elements, outliers, base, dst, zz, block_count, huffman_offset,
+                          staged_stream);
       write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
                         huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
       return;

@@ -31,16 +31,20 @@ class tile_status {
   }
 };
 
-/// Called by a whole warp; returns the sum of the values of all tiles before `tile`. Tiles are
-/// numbered by blockIdx.x and blocks start in index order, so every predecessor is running or
-/// done and the spin ends (the assumption CUB's single-pass scans make too).
+/// By one thread: makes `value` visible to the tiles after `tile` (tile 0's is its inclusive
+/// prefix already). A tile that publishes as soon as it knows its size, then does other work before
+/// lookback_exclusive_prefix, finds its predecessors published by then more often.
+__device__ inline void lookback_publish(std::uint64_t* words, std::uint32_t tile, std::uint64_t value) {
+  tile_status::publish(words, tile, tile == 0 ? tile_status::kInclusive : tile_status::kAggregate, value);
+}
+
+/// Called by a whole warp after lookback_publish(words, tile, value); returns the sum of the values
+/// of all tiles before `tile`. Tiles are numbered by blockIdx.x and blocks start in index order,
+/// so every predecessor is running or done and the spin ends (the assumption CUB's single-pass
+/// scans make too).
 __device__ inline std::uint64_t lookback_exclusive_prefix(std::uint64_t* words, std::uint32_t tile, std::uint64_t value) {
   const unsigned lane = warp::lane_id();
-  if (tile == 0) {
-    if (lane == 0) tile_status::publish(words, 0, tile_status::kInclusive, value);
-    return 0;
-  }
-  if (lane == 0) tile_status::publish(words, tile, tile_status::kAggregate, value);
+  if (tile == 0) return 0;
   std::uint64_t exclusive = 0;
   std::int64_t window = static_cast<std::int64_t>(tile) - 1;
   while (true) {

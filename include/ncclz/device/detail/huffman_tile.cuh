@@ -391,12 +391,63 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   return pl;
 }
 
-/// Step 4, by all 256 threads after build_tile: everything of the tile before its outlier arrays.
-/// `tile` is 8-byte aligned global memory; `scratch` is shared memory nothing else reads now.
-__device__ __forceinline__ void write_tile(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
-                                           std::uint32_t count, std::uint32_t offset, std::uint32_t elements,
+/// The 32-bit words of a planned tile's stream (its padding included).
+__device__ __forceinline__ std::uint32_t stream_words(const plan& pl) {
+  return static_cast<std::uint32_t>((pl.layout.outlier_index - pl.layout.stream) / 4);
+}
+
+/// Step 4a, by all 256 threads after build_tile: the stream into `target` (shared or global
+/// memory, stream_words(pl) words, zeroed here). The encoder stages it in shared memory before it
+/// learns where the tile goes, then copies it out coalesced (write_tile): atomics on global words
+/// were its largest stall (ncu), and the look-back's wait overlaps this work.
+__device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
+                                            std::uint32_t count, std::uint32_t offset, std::uint32_t* target) {
+  for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) target[k] = 0;
+  __syncthreads();
+  // This thread's codes, LSB first from bit `offset`. Only its first and last words can hold
+  // other threads' bits too (atomicOr); the words between are its own (a store). Each step adds
+  // at most 31 bits to fewer than 32 held, so one word at most is due after it: a branch, not a
+  // loop (the unrolled loops made this the kernel's largest instruction-cache stall, ncu).
+  std::uint64_t acc = 0;
+  std::uint32_t held = offset % 32, word = offset / 32;
+  const std::uint32_t shared_first = offset % 32 != 0 ? offset / 32 : ~0u;
+  const auto put = [&](std::uint32_t w, std::uint32_t v) {
+    if (w == shared_first) atomicOr(&target[w], v);
+    else target[w] = v;
+  };
+  const auto flush_word = [&] {
+    if (held >= 32) {
+      put(word++, static_cast<std::uint32_t>(acc));
+      acc >>= 32;
+      held -= 32;
+    }
+  };
+  const std::uint32_t literals = pl.literals;
+#pragma unroll
+  for (int i = 0; i < 32; ++i) {
+    if (!coded(i, count)) continue;
+    const std::uint32_t z = zz[i];
+    const std::uint32_t sym = symbol_of(z, literals);
+    acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
+    held += s.emitted[sym];
+    flush_word();
+    if (z >= literals) {
+      const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
+      acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
+      held += bits;
+      flush_word();
+    }
+  }
+  if (held > 0) atomicOr(&target[word], static_cast<std::uint32_t>(acc));  // shared with the next thread
+}
+
+/// Step 4b, by all 256 threads: everything of the tile before its outlier arrays. `tile` is
+/// 8-byte aligned global memory; `staged` holds the stream (emit_stream, after a barrier), or is
+/// null, and the stream is emitted into the tile directly.
+__device__ __forceinline__ void write_tile(const encode_shared& s, const plan& pl, std::uint32_t elements,
                                            std::uint32_t outliers, std::int32_t base, std::byte* tile,
-                                           std::uint32_t* scratch, std::uint32_t scratch_words) {
+                                           const std::uint32_t (&zz)[32], std::uint32_t count, std::uint32_t offset,
+                                           const std::uint32_t* staged) {
   const tile_layout& l = pl.layout;
   if (threadIdx.x == 0) {
     *reinterpret_cast<tile_header*>(tile) =
@@ -419,46 +470,10 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
     tile[at] = static_cast<std::byte>(byte);
   }
   auto* words = reinterpret_cast<std::uint32_t*>(tile + l.stream);
-  const std::uint32_t word_count = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
-  // The stream is ORed together in shared memory (`scratch`, free by now) when it fits, then
-  // copied out coalesced: atomics on global words were the encoder's largest stall (ncu).
-  const auto emit = [&](std::uint32_t* target) {
-    for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) target[k] = 0;
-    __syncthreads();
-    // This thread's codes, LSB first from bit `offset`.
-    std::uint64_t acc = 0;
-    std::uint32_t held = offset % 32, word = offset / 32;
-    const auto flush = [&](bool all) {
-      while (held >= 32 || (all && held > 0)) {
-        atomicOr(&target[word++], static_cast<std::uint32_t>(acc));
-        acc >>= 32;
-        held = held >= 32 ? held - 32 : 0;
-      }
-    };
-    const std::uint32_t literals = pl.literals;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      if (!coded(i, count)) continue;
-      const std::uint32_t z = zz[i];
-      const std::uint32_t sym = symbol_of(z, literals);
-      acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
-      held += s.emitted[sym];
-      flush(false);
-      if (z >= literals) {
-        const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
-        acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
-        held += bits;
-        flush(false);
-      }
-    }
-    flush(true);
-  };
-  if (word_count <= scratch_words) {
-    emit(scratch);
-    __syncthreads();
-    for (std::uint32_t k = threadIdx.x; k < word_count; k += kTileThreads) words[k] = scratch[k];
+  if (staged != nullptr) {
+    for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) words[k] = staged[k];
   } else {
-    emit(words);
+    emit_stream(s, pl, zz, count, offset, words);
   }
 }
 
