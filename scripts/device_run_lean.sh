@@ -4,7 +4,7 @@
 # time and a step that runs out says so:
 #   device codec tests (bit-exact with the host: every coder, every dtype; zero_run tiles),
 #   ncclz-perf on 4 emulated ranks at 256 MiB: allreduce REL 1e-3 with Adaptive and FixedLength
-#     (one part, and two parts overlapping coding with transfers), bf16 rows, fp16/bf16/fp32 rows on
+#     (one part, and two and four parts overlapping coding with transfers), bf16 rows, fp16/bf16/fp32 rows on
 #     generated gradients,
 #     FixedRate<8> and <4>,
 #   the collectives tests (Adaptive included) on 4 ranks, the lossless cluster test on 3 ranks
@@ -61,7 +61,8 @@ perf perf-adaptive --rel 1e-3 --coder adaptive
 perf perf-adaptive-2parts --rel 1e-3 --coder adaptive --chunk 128M
 perf perf-fixed --rel 1e-3 --coder fixed_length
 perf perf-fixed-2parts --rel 1e-3 --coder fixed_length --chunk 128M
-perf perf-adaptive-phases --rel 1e-3 --coder adaptive --chunk 128M --phases
+perf perf-adaptive-4parts --rel 1e-3 --coder adaptive --chunk 64M
+perf perf-adaptive-phases --rel 1e-3 --coder adaptive --chunk 64M --phases
 perf perf-adaptive-bf16 --rel 1e-3 --coder adaptive -d bfloat16
 perf_gradient perf-gradient-adaptive-f16 --rel 1e-3 --coder adaptive -d half
 perf_gradient perf-gradient-fixed-f16 --rel 1e-3 --coder fixed_length -d half

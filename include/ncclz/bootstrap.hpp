@@ -285,27 +285,10 @@ class cluster_comm {
     }
   }
 
-  // Finalize (flushes outstanding work; non-blocking, so poll it with the timeout), then destroy.
-  // Abort instead when the communicator is in an error state or finalizing fails or hangs.
+  // Finalize, then destroy; abort instead when that fails or hangs (detail::finalize_or_abort).
   void release() noexcept {
     if (comm_ == nullptr || aborted_) return;
-    ncclResult_t state = ncclSuccess;
-    if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess || state != ncclSuccess) {
-      abort();
-      return;
-    }
-    ncclResult_t r = ncclCommFinalize(comm_);
-    const auto deadline = std::chrono::steady_clock::now() + timeout_;
-    while (r == ncclInProgress && std::chrono::steady_clock::now() <= deadline) {
-      std::this_thread::yield();
-      if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess) break;
-      r = state;
-    }
-    if (r != ncclSuccess) {
-      abort();
-      return;
-    }
-    NCCLZ_NCCL_TRY_NO_THROW(ncclCommDestroy(comm_));
+    if (!detail::finalize_or_abort(comm_, timeout_)) aborted_ = true;
     comm_ = nullptr;
   }
 

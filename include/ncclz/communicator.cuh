@@ -136,11 +136,28 @@ class Communicator {
                 "(ncclz/schedule/schedule.hpp)");
 
  public:
+  /// With Pipeline<Overlap<N>>, N > 1, construction is collective (every rank of `comm` must
+  /// construct one): it splits `comm` into a second communicator of the same ranks, on which the
+  /// pipelined reductions exchange sizes beside their payloads.
   explicit Communicator(ncclComm_t comm, communicator_config config = {}) : comm_(comm), config_(config) {
     if (comm == nullptr) detail::throw_invalid("Communicator", "the NCCL communicator is null");
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommCount(comm_, &nranks_));
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommUserRank(comm_, &rank_));
-    grow_host_meta(1);
+    if constexpr (Pipe::max_parts > 1) {
+      if (nranks_ > 1) {
+        const ncclResult_t split = ncclCommSplit(comm_, 0, rank_, &size_comm_, nullptr);  // inherits comm's config
+        detail::nccl_wait(size_comm_ != nullptr ? size_comm_ : comm_, split, "ncclCommSplit (the size communicator)",
+                          config_.timeout);
+        // A non-blocking parent is busy until the split is done too: NCCL refuses calls on it before.
+        detail::nccl_wait(comm_, ncclInProgress, "ncclCommSplit (the parent communicator)", config_.timeout);
+      }
+    }
+    try {
+      grow_host_meta(1);
+    } catch (...) {
+      release_size_comm();
+      throw;
+    }
   }
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
@@ -152,6 +169,8 @@ class Communicator {
     for (const phase_mark& m : marks_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(m.event));
     for (const cudaEvent_t e : sync_events_) NCCLZ_CUDA_TRY_NO_THROW(cudaEventDestroy(e));
     if (compute_) NCCLZ_CUDA_TRY_NO_THROW(cudaStreamDestroy(compute_));
+    if (size_stream_) NCCLZ_CUDA_TRY_NO_THROW(cudaStreamDestroy(size_stream_));
+    release_size_comm();
     release_device();
     if (reduce_.base) NCCLZ_CUDA_TRY_NO_THROW(cudaFree(reduce_.base));
     if (h_meta_) NCCLZ_CUDA_TRY_NO_THROW(cudaFreeHost(h_meta_));
@@ -535,21 +554,30 @@ class Communicator {
 
   /// Gathers every rank's meta row and waits for it on the host; throws on every rank if the
   /// counts differ. Reads the bound the encoder applied from the chunk header at bound_source_.
-  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0) {
+  /// On `stream` over comm_; or, given `ready` (the event after the chunks were coded) and a size
+  /// communicator, over that on its own stream, so that the host's wait does not include the
+  /// payloads already on `stream`: the pipelined reductions enqueue part i+1's sends while part
+  /// i's still move.
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0, cudaEvent_t ready = nullptr) {
+    const bool beside = ready != nullptr && size_comm_ != nullptr;
+    if (beside && size_stream_ == nullptr) NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&size_stream_, cudaStreamNonBlocking));
+    const cudaStream_t on = beside ? size_stream_ : stream;
+    const ncclComm_t via = beside ? size_comm_ : comm_;
+    if (beside) NCCLZ_CUDA_TRY(cudaStreamWaitEvent(on, ready, 0));
     std::uint64_t* row = host_row(rank_, set);
     row[0] = count;
     mark("codec", stream);
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_, set), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, stream));
-    enqueue(ncclAllGather(meta_row(rank_, set), meta(set), nranks_ + 1, ncclUint64, comm_, stream), "ncclAllGather");
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(meta_row(rank_, set), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, on));
+    enqueue(ncclAllGather(meta_row(rank_, set), meta(set), nranks_ + 1, ncclUint64, via, on), "ncclAllGather", via);
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(host_row(0, set), meta(set), sizeof(std::uint64_t) * meta_words(), cudaMemcpyDeviceToHost,
-                                   stream));
+                                   on));
     double* h_bound = host_bound();
     *h_bound = 0;
     if (bound_source_ != nullptr) {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source_ + offsetof(format::chunk_header, error_bound), sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream));
+                                     cudaMemcpyDeviceToHost, on));
     }
-    timed_wait(fn, stream);
+    timed_wait(fn, stream, on);
     if (bound_source_ != nullptr) error_bound_ = *h_bound;
     for (int r = 0; r < nranks_; ++r) {
       const std::uint64_t theirs = host_row(r, set)[0];
@@ -594,10 +622,11 @@ class Communicator {
     return sent;
   }
 
-  void timed_wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
+  /// Waits for `waited` (the stream the sizes come on); phases are marked on `stream`.
+  void timed_wait(const char* fn, cudaStream_t stream, cudaStream_t waited, const std::string& peers = {}) {
     mark("size exchange", stream);
     const auto start = std::chrono::steady_clock::now();
-    wait(fn, stream, peers);
+    wait(fn, waited, peers);
     mark("host gap", stream);
     size_wait_ms_ += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ++size_waits_;
@@ -613,9 +642,14 @@ class Communicator {
       if (s == cudaSuccess) return;
       if (s != cudaErrorNotReady) NCCLZ_CUDA_TRY(s);
       ncclResult_t async = ncclSuccess;
+      ncclComm_t failed = comm_;
       NCCLZ_NCCL_TRY(ncclCommGetAsyncError(comm_, &async));
+      if ((async == ncclSuccess || async == ncclInProgress) && size_comm_ != nullptr) {
+        failed = size_comm_;
+        NCCLZ_NCCL_TRY(ncclCommGetAsyncError(size_comm_, &async));
+      }
       if (async != ncclSuccess && async != ncclInProgress) {
-        const char* detail = ncclGetLastError(comm_);  // NCCL's text names the failed connection
+        const char* detail = ncclGetLastError(failed);  // NCCL's text names the failed connection
         std::string m = std::string("ncclz::") + fn + " on rank " + std::to_string(rank_) + ": NCCL reported " +
                         ncclGetErrorString(async) + " while waiting for " + whom();
         if (detail != nullptr && detail[0] != '\0') m += " (" + std::string(detail) + ")";
@@ -634,9 +668,9 @@ class Communicator {
 
   /// Finishes an NCCL call of a collective (waiting out ncclInProgress on a non-blocking
   /// communicator, within config::timeout); any failure aborts the communicator and throws.
-  void enqueue(ncclResult_t result, const char* call) {
+  void enqueue(ncclResult_t result, const char* call, ncclComm_t on = nullptr) {
     try {
-      detail::nccl_wait(comm_, result, call, config_.timeout);
+      detail::nccl_wait(on != nullptr ? on : comm_, result, call, config_.timeout);
     } catch (...) {
       abort_comm();
       throw;
@@ -645,7 +679,14 @@ class Communicator {
 
   void abort_comm() noexcept {
     ncclCommAbort(comm_);
+    if (size_comm_ != nullptr) ncclCommAbort(size_comm_);
+    size_comm_ = nullptr;
     aborted_ = true;
+  }
+
+  void release_size_comm() noexcept {
+    if (size_comm_ != nullptr) detail::finalize_or_abort(size_comm_, config_.timeout);
+    size_comm_ = nullptr;
   }
 
   void reset_report(cudaStream_t stream) {
@@ -971,9 +1012,11 @@ class Communicator {
   /// part i is: quantize and code the peers' sub-segments (coding stream), one size exchange and
   /// one group of sends/receives (caller's stream), decode and reduce (coding stream), then, but
   /// for reduce_scatter, the owner codes its reduced sub-segment and a second size exchange and
-  /// group move those chunks unchanged. NCCL work stays in order on the caller's stream, and
-  /// coding runs beside it: while part i moves, part i+1 is coded and part i-1 reduced or
-  /// decoded. Chunk slots of part i: [2ni, 2ni + n) received (then the owners' chunks),
+  /// group move those chunks unchanged. Payloads stay in order on the caller's stream, and coding
+  /// runs beside it: while part i moves, part i+1 is coded and part i-1 reduced or decoded. With
+  /// parts, the size exchanges go over the split size communicator on their own stream, waiting
+  /// only for the chunks they size: the host learns part i+1's sizes and queues its sends while
+  /// part i's payloads still move, instead of after them. Chunk slots of part i: [2ni, 2ni + n) received (then the owners' chunks),
   /// [2ni + n, 2n(i+1)) sent; meta sets: i for the first exchange, parts + i for the second.
   template <class T>
   void direct_reduction(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
@@ -995,6 +1038,9 @@ class Communicator {
     if (compute_ == nullptr) NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
     const auto recv_slot = [&](int i, int r) { return 2 * n * i + r; };
     const auto send_slot = [&](int i, int r) { return 2 * n * i + n + r; };
+    // With parts, sizes go beside the payloads (exchange_meta): waiting for part i+1's sizes
+    // overlaps part i's transfer instead of following it.
+    const auto beside = [&](std::size_t coded_event) { return parts > 1 ? sync_event(coded_event) : cudaEvent_t{}; };
     std::size_t events = 0;
 
     start_call(stream, 2 * parts);
@@ -1038,7 +1084,7 @@ class Communicator {
     for (int i = 0; i < parts; ++i) {
       NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
       if (i == 0 && n > 1) bound_source_ = chunk(send_slot(0, (me + 1) % n));
-      exchange_meta(fn, count, stream, i);
+      exchange_meta(fn, count, stream, i, beside(coded[i]));
       sent += exchange_pairwise(recv_slot(i, 0), i, stream);
       join(compute_, stream, events++);
       // acc = this rank's codes, then each peer's in rank order (outliers combine in a fixed order).
@@ -1072,7 +1118,7 @@ class Communicator {
       for (int i = 0; i < parts; ++i) {
         NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
         bound_source_ = chunk(recv_slot(i, me));
-        exchange_meta(fn, count, stream, parts + i);
+        exchange_meta(fn, count, stream, parts + i, beside(coded[i]));
         exchange_chunks(stream, root, recv_slot(i, 0), parts + i);
         owner_chunk_bytes += chunk_size(me, parts + i);
         if (root < 0 || me == root) {
@@ -1242,7 +1288,7 @@ class Communicator {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_, reduce_.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_meta_ + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, stream));
-      timed_wait(fn, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
+      timed_wait(fn, stream, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
       const std::uint64_t send_bytes = h_meta_[0], recv_bytes = h_meta_[1];
       std::memcpy(&error_bound_, h_meta_ + 2, sizeof(double));  // this rank's code bound
       enqueue(ncclGroupStart(), "ncclGroupStart");
@@ -1364,6 +1410,8 @@ class Communicator {
   int device_meta_sets_ = 1, host_meta_sets_ = 0;
   std::uint64_t* h_meta_ = nullptr;  // pinned: host_meta_sets_ meta sets, then the error bound
   cudaStream_t compute_ = nullptr;   // the pipeline's coding stream beside the caller's
+  ncclComm_t size_comm_ = nullptr;   // split from comm_ (Overlap<N>, N > 1): size exchanges beside payloads
+  cudaStream_t size_stream_ = nullptr;  // its size exchanges
   std::vector<cudaEvent_t> sync_events_;
   std::uint64_t range_bytes_sent_ = 0;
   const std::byte* bound_source_ = nullptr;  // a chunk this call coded: its header holds the bound applied

@@ -9,7 +9,9 @@
 // Communicator's default is NoOverlap: over sockets the parts' extra size exchanges cost as much
 // as the overlap saved (docs/collectives.md has the measurements).
 // Parts apply to the direct reductions (allreduce, reduce, reduce_scatter); each costs its own
-// size exchanges (two for allreduce and reduce, one for reduce_scatter).
+// size exchanges (two for allreduce and reduce, one for reduce_scatter), which go beside the
+// payloads over a second communicator: with N > 1 the Communicator's constructor splits the
+// caller's communicator (ncclCommSplit), so every rank must construct it, as with any collective.
 #pragma once
 
 #include <concepts>

@@ -62,6 +62,30 @@ inline void nccl_wait(ncclComm_t comm, ncclResult_t result, std::string_view wha
   }
 }
 
+/// Frees a communicator this process owns: finalize (flushes outstanding work; polled within
+/// `timeout` on a non-blocking communicator), then destroy; abort instead when the communicator is
+/// in an error state or finalizing fails or hangs. Never throws. Returns false where it aborted.
+inline bool finalize_or_abort(ncclComm_t comm, std::chrono::milliseconds timeout) noexcept {
+  ncclResult_t state = ncclSuccess;
+  if (ncclCommGetAsyncError(comm, &state) != ncclSuccess || state != ncclSuccess) {
+    ncclCommAbort(comm);
+    return false;
+  }
+  ncclResult_t r = ncclCommFinalize(comm);
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (r == ncclInProgress && std::chrono::steady_clock::now() <= deadline) {
+    std::this_thread::yield();
+    if (ncclCommGetAsyncError(comm, &state) != ncclSuccess) break;
+    r = state;
+  }
+  if (r != ncclSuccess) {
+    ncclCommAbort(comm);
+    return false;
+  }
+  ncclCommDestroy(comm);
+  return true;
+}
+
 }  // namespace ncclz::detail
 
 #if !defined(NCCLZ_PP_STRINGIZE)
