@@ -6,14 +6,10 @@
 # (scripts/pack_prebuilt.sh) or a build in $BUILD. LIMIT_S bounds the whole call.
 #   run(command="LIMIT_S=500 VARIANTS='...' bash scripts/perf_env_sweep.sh", carry=[".deps", "data", "prebuilt"])
 set -uo pipefail
-out=${OUT:-$PWD/device-out}
-logs=$out/logs
-mkdir -p "$logs"
 default_limit=420
 # shellcheck source=scripts/timed_steps.sh
 source "$(dirname "$0")/timed_steps.sh"
-build=${BUILD:-prebuilt}
-[ "$build" = prebuilt ] && export LD_LIBRARY_PATH="$PWD/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+use_build
 data_args=()
 [ -d data ] && data_args=(--data data)
 variants=${VARIANTS:-$(cat)}
@@ -25,6 +21,4 @@ while IFS='|' read -r name envs args; do
   echo "-- $name [$envs] $args" >>"$logs/table.txt"
   grep -E "^ +[0-9]+ +[0-9]+ |Out of bounds" "$logs/$name.log" >>"$logs/table.txt"
 done <<<"$variants"
-cat "$logs/summary.txt" "$logs/table.txt"
-cp "$logs/table.txt" "$out/table.txt"
-tar -czf "$out/results.tgz" -C "$out" logs 2>/dev/null && rm -rf "$logs"  # the device tool brings back few files
+finish_sweep

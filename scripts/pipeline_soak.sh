@@ -5,14 +5,10 @@
 # (scripts/pack_prebuilt.sh) or a build in $BUILD. LIMIT_S bounds the whole call.
 #   run(command="LIMIT_S=300 VARIANTS='q8|CUDA_DEVICE_MAX_CONNECTIONS=8' bash scripts/pipeline_soak.sh", carry=[".deps", "prebuilt"])
 set -uo pipefail
-out=${OUT:-$PWD/device-out}
-logs=$out/logs
-mkdir -p "$logs"
 default_limit=300
 # shellcheck source=scripts/timed_steps.sh
 source "$(dirname "$0")/timed_steps.sh"
-build=${BUILD:-prebuilt}
-[ "$build" = prebuilt ] && export LD_LIBRARY_PATH="$PWD/prebuilt/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+use_build
 variants=${VARIANTS:-$(cat)}
 while IFS='|' read -r name envs; do
   [ -z "$name" ] && continue
@@ -22,6 +18,4 @@ while IFS='|' read -r name envs; do
     "$PWD/$build/test/cluster/test_collectives"
   { echo "-- $name [$envs]"; grep -hE "back to back|FAILED|rank .*: (ok|FAILED)" "$logs/$name.log" "$logs/$name"/rank*.log 2>/dev/null | sort | uniq -c | head -20; } >>"$logs/table.txt"
 done <<<"$variants"
-cat "$logs/summary.txt" "$logs/table.txt"
-cp "$logs/table.txt" "$out/table.txt"
-tar -czf "$out/results.tgz" -C "$out" logs 2>/dev/null && rm -rf "$logs"
+finish_sweep
