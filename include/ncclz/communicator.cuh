@@ -1016,8 +1016,9 @@ class Communicator {
   /// runs beside it: while part i moves, part i+1 is coded and part i-1 reduced or decoded. With
   /// parts, the size exchanges go over the split size communicator on their own stream, waiting
   /// only for the chunks they size: the host learns part i+1's sizes and queues its sends while
-  /// part i's payloads still move, instead of after them. Chunk slots of part i: [2ni, 2ni + n) received (then the owners' chunks),
-  /// [2ni + n, 2n(i+1)) sent; meta sets: i for the first exchange, parts + i for the second.
+  /// part i's payloads still move, instead of after them. Chunk slots of part i: [2ni, 2ni + n)
+  /// received (then the owners' chunks), [2ni + n, 2n(i+1)) sent; meta sets: i for the first
+  /// exchange, parts + i for the second.
   template <class T>
   void direct_reduction(const char* fn, const char* collective, const T* send, T* recv, std::size_t count,
                         const std::vector<schedule::segment>& seg, const code_reduction& red, schedule::algorithm algo,
