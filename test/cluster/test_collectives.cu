@@ -555,6 +555,13 @@ int run() {
   NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const std::uint64_t seed = ncclz::test::shared_seed(cc, stream, "test_collectives");
   checker c{cc.rank()};
+  // Every way out of run(): the verdict of this rank (the NCCLZ_*_ONLY modes stop early).
+  const auto finish = [&] {
+    cc.synchronize(stream);
+    NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
+    std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
+    return c.failures == 0 ? 0 : 1;
+  };
   {
     const char* mib = std::getenv("NCCLZ_BACK_TO_BACK_MIB");
     const char* rounds = std::getenv("NCCLZ_BACK_TO_BACK_ROUNDS");
@@ -565,12 +572,7 @@ int run() {
     const int r = rounds ? std::atoi(rounds) : 3, k = parts ? std::atoi(parts) : 4;
     if (coder && std::strcmp(coder, "fixed_length") == 0) check_back_to_back<RelFL>(cc, c, stream, seed, count, 8, r, k, 1e-3);
     else check_back_to_back<RelAd>(cc, c, stream, seed, count, 8, r, k, 1e-3);
-    if (std::getenv("NCCLZ_BACK_TO_BACK_ONLY")) {
-      cc.synchronize(stream);
-      NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
-      std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
-      return c.failures == 0 ? 0 : 1;
-    }
+    if (std::getenv("NCCLZ_BACK_TO_BACK_ONLY")) return finish();
   }
   // FixedRate first (NCCLZ_FIXED_RATE_ONLY=1 stops after these and one timing).
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
@@ -590,10 +592,7 @@ int run() {
   check_alltoall<Fixed8, float>(cc, c, stream, seed, 250007, 8);  // per-rank steps; the bound 8 is only a loose check
   if (std::getenv("NCCLZ_FIXED_RATE_ONLY")) {
     time_allreduce<ncclz::Pipeline<ncclz::Overlap<4>>, Fixed8>(cc, stream, seed, std::size_t{64} << 20, 8);
-    cc.synchronize(stream);
-    NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
-    std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
-    return c.failures == 0 ? 0 : 1;
+    return finish();
   }
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
     check_allgather<RelFL, float>(cc, c, stream, seed, count, 1e-3, false);
@@ -720,10 +719,7 @@ int run() {
   time_allreduce<ncclz::Pipeline<ncclz::NoOverlap>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   time_allreduce<ncclz::Pipeline<ncclz::Overlap<8>>>(cc, stream, seed, std::size_t{64} << 20, 1e-2);
   time_allreduce<ncclz::Pipeline<ncclz::Overlap<4>>, Fixed8>(cc, stream, seed, std::size_t{64} << 20, 8);
-  cc.synchronize(stream);
-  NCCLZ_CUDA_TRY(cudaStreamDestroy(stream));
-  std::printf("rank %d/%d: %s\n", cc.rank(), cc.nranks(), c.failures == 0 ? "ok" : "FAILED");
-  return c.failures == 0 ? 0 : 1;
+  return finish();
 }
 
 }  // namespace
