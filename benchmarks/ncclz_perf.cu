@@ -259,6 +259,7 @@ class bench {
     // Without --chunk, one part: the library's default Pipeline<NoOverlap>.
     config.pipeline_part_bytes = o.chunk_bytes ? o.chunk_bytes : ~std::size_t{0};
     config.profile_phases = o.phases;
+    config.split_sum_bound = o.split_sum_bound;
     return config;
   }
 
@@ -547,6 +548,7 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
       .raw("fallback_below", o.fallback_below ? json_number(static_cast<double>(*o.fallback_below)) : "null")
       .raw("chunk", o.chunk_bytes ? json_number(static_cast<double>(o.chunk_bytes)) : "null")
       .add("phases", o.phases)
+      .add("split_sum_bound", o.split_sum_bound)
       .add("iters", static_cast<double>(o.iters))
       .add("warmup", static_cast<double>(o.warmup))
       .add("check", o.check)

@@ -63,6 +63,7 @@ struct options {
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: one part, no overlap)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
+  bool split_sum_bound = true;             ///< --no-split: communicator_config::split_sum_bound = false
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
   std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
@@ -91,6 +92,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            most 16) so coding overlaps transfers; default: one part (no overlap)
   --phases                 time the phases of each ncclz call (codec, size exchange, host gap,
                            transfer) into --json; adds CUDA events to the timed calls
+  --no-split               sums: every rank quantizes with bound / nranks and the owners send the
+                           sums unchanged (communicator_config::split_sum_bound = false)
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
                            (default: the library's threshold)
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
@@ -231,6 +234,7 @@ inline options parse(int argc, const char* const* argv) {
       }
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
     else if (a == "--phases") o.phases = true;
+    else if (a == "--no-split") o.split_sum_bound = false;
     else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
     else if (a == "--data") o.data = value();
     else if (a == "--gen") {

@@ -14,8 +14,9 @@
 //
 // The bound applies to the result:
 //   allgather, broadcast, alltoall: each element within `bound` of the value its rank sent;
-//   sum: within `bound` of the exact sum (each rank quantizes with bound / nranks), plus the half
-//        ulp the result rounds by in T;
+//   sum: within `bound` of the exact sum (each rank quantizes with bound / nranks; for allreduce
+//        and reduce on 4 ranks or more, bound / (nranks + k) and the owners' sums are rounded once
+//        to k steps, detail/sum_bound.hpp), plus the half ulp the result rounds by in T;
 //   min, max: within `bound` of the exact min / max (quantization is monotone).
 // With Quantizer<Lossless> (bound 0) results are exact: moved values keep their bits, and
 // reductions are done on decoded values in rank order 0..n-1 in compute_t<T>, rounded to T once,
@@ -52,6 +53,7 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/nccl_wait.hpp"
+#include "ncclz/detail/sum_bound.hpp"
 #include "ncclz/device/detail/reduce_kernels.cuh"
 #include "ncclz/device/device_codec.cuh"
 #include "ncclz/error.hpp"
@@ -114,6 +116,12 @@ struct communicator_config {
   /// FixedLength 24.4 ms in 1 part, 19.6 in 2, 17.4 in 4 (20.8 in 1 that run); Adaptive 34.7 in 1,
   /// 24.4 in 2, 32.0 in 4, 25.6 in 8 (docs/benchmarks.md, issue 5).
   std::size_t pipeline_part_bytes = std::size_t{64} << 20;
+  /// Sums that move on (allreduce, reduce) with 4 ranks or more: each rank quantizes with
+  /// bound / (n + k) and each owner requantizes its reduced codes k times coarser (k the largest
+  /// power of two <= n) before it sends them, instead of bound / n and the sums as they are
+  /// (detail/sum_bound.hpp says why and what it saves). Every
+  /// rank must pass the same value. Not for FixedRate (its steps are the blocks') nor Lossless.
+  bool split_sum_bound = true;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
 };
@@ -317,7 +325,7 @@ class Communicator {
   template <class T>
   void allreduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::allreduce";
-    const code_reduction red = reduction_for(fn, op, bound);
+    const code_reduction red = reduction_for(fn, op, bound, /*moves_result=*/true);
     check_buffers(fn, send, recv, count, count, bound);
     if (send != recv && overlaps(send, count, recv, count)) detail::throw_invalid(fn, "send and recv overlap without being the same buffer");
     if constexpr (kLossless) {
@@ -340,7 +348,7 @@ class Communicator {
   template <class T>
   void reduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, int root, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::reduce";
-    const code_reduction red = reduction_for(fn, op, bound);
+    const code_reduction red = reduction_for(fn, op, bound, /*moves_result=*/true);
     check_root(fn, root);
     check_buffers(fn, send, rank_ == root ? recv : send, count, count, bound);
     if (rank_ == root && send != recv && overlaps(send, count, recv, count)) {
@@ -367,7 +375,7 @@ class Communicator {
   template <class T>
   void reduce_scatter(const T* send, T* recv, std::size_t recvcount, ncclRedOp_t op, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::reduce_scatter";
-    const code_reduction red = reduction_for(fn, op, bound);
+    const code_reduction red = reduction_for(fn, op, bound, /*moves_result=*/false);
     const std::size_t count = recvcount * static_cast<std::size_t>(nranks_);
     check_buffers(fn, send, recv, count, recvcount, bound);
     if (recv != send + static_cast<std::size_t>(rank_) * recvcount && overlaps(send, count, recv, recvcount)) {
@@ -823,14 +831,24 @@ class Communicator {
     double code_bound;          ///< the bound each rank quantizes with
     std::uint32_t limit_ranks;  ///< divides the code limit
     int bound_scale;            ///< result bound = code bound x this
+    double bound;               ///< what the caller asked for
+    std::uint32_t coarsen = 1;  ///< owners requantize their reduced codes at this many steps (sum_bound.hpp)
+    /// The bound the owners' chunks are coded with.
+    double result_code_bound() const { return code_bound * coarsen; }
   };
 
-  code_reduction reduction_for(const char* fn, ncclRedOp_t op, double bound) const {
+  /// `moves_result`: the reduced segments are coded again and sent on (allreduce, reduce).
+  code_reduction reduction_for(const char* fn, ncclRedOp_t op, double bound, bool moves_result) const {
     const auto n = static_cast<std::uint32_t>(nranks_);
     switch (op) {
-      case ncclSum: return {op, bound / nranks_, n, nranks_};
+      case ncclSum: {
+        constexpr bool kCanCoarsen = !is_blockwise_v<typename Codec::quantizer> && !kLossless;
+        const detail::sum_bound_split split =
+            detail::split_sum_bound(bound, n, kCanCoarsen && moves_result && config_.split_sum_bound);
+        return {op, split.code_bound, n, static_cast<int>(split.units), bound, split.coarsen};
+      }
       case ncclMin:
-      case ncclMax: return {op, bound, 1u, 1};
+      case ncclMax: return {op, bound, 1u, 1, bound};
       default:
         detail::throw_invalid(fn, "op " + std::to_string(static_cast<int>(op)) +
                                       " is not supported: ncclSum, ncclMin and ncclMax are (for ncclAvg use ncclSum and "
@@ -861,6 +879,7 @@ class Communicator {
     std::int32_t* peer_codes = nullptr;
     void* peer_values = nullptr;
     double* step = nullptr;
+    double* result_step = nullptr;  ///< the owners' coarser step (coarsen_result)
     std::uint64_t* sizes = nullptr;  ///< ring: [0] this step's send, [1] this step's receive
   };
 
@@ -888,20 +907,23 @@ class Communicator {
     carve(reduce_.acc_codes, reduce_.acc_values, largest_segment, seg);
     carve(reduce_.peer_codes, reduce_.peer_values, largest_segment, seg);
     reduce_.step = reinterpret_cast<double*>(p);
+    reduce_.result_step = reduce_.step + 1;
     reduce_.sizes = reinterpret_cast<std::uint64_t*>(p + 64);
   }
 
-  /// Encodes codes (kOutlierCode marks values kept beside) into `out`; its size lands in *d_size.
+  /// Encodes codes (kOutlierCode marks values kept beside) into `out`, with the step of `bound`
+  /// (red.code_bound, or red.result_code_bound() for an owner's requantized codes); its size
+  /// lands in *d_size.
   template <class T>
   void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
-                    const code_reduction& red, cudaStream_t stream, ncclz::kernels::block_scales scales) {
+                    const code_reduction& red, double bound, cudaStream_t stream, ncclz::kernels::block_scales scales) {
     using Source = ncclz::kernels::code_source<T>;
     auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
     device::detail::prefer_shared_memory(kernel);
     const auto tiles = static_cast<unsigned>(format::tile_count(count));
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-        Source{codes, values}, count, out, d_size, range_keys(), red.code_bound, red.limit_ranks,
+        Source{codes, values}, count, out, d_size, range_keys(), bound, red.limit_ranks,
         reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -958,14 +980,14 @@ class Communicator {
       set_ratio(ring.coded_input, ring.coded);
       return;
     }
+    coarsen_result<T>(red, mine.count, stream);
     device::detail::reset_tile_words(workspace(), mine.count, stream);
     encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), mine.count, chunk(rank_),
-                    meta_slot(rank_, rank_), red, stream, scales_at(mine.first));
-    bound_source_ = chunk(rank_);
-    exchange_meta(fn, count, stream);
+                    meta_slot(rank_, rank_), red, red.result_code_bound(), stream, scales_at(mine.first));
+    exchange_meta(fn, count, stream);  // error_bound_ stays the ring steps' (the ranks' code bound)
     exchange_chunks(stream, root);
     if (root < 0 || rank_ == root) {
-      dequantize<T>(mine.count, recv + mine.first, mine.first, stream);  // the codes of our own chunk
+      dequantize<T>(mine.count, recv + mine.first, mine.first, stream, &red);  // the codes of our own chunk
       for (int r = 0; r < nranks_; ++r) {
         if (r != rank_) device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
       }
@@ -977,12 +999,27 @@ class Communicator {
     set_ratio(mine.count * sizeof(T), chunk_size(rank_));
   }
 
-  /// The reduced codes in reduce_.acc_* (of the input's elements from `first` on) as values.
+  /// The reduced codes in reduce_.acc_* (of the input's elements from `first` on) as values; after
+  /// coarsen_result, pass `red` for the coarse step.
   template <class T>
-  void dequantize(std::size_t count, T* out, std::uint64_t first, cudaStream_t stream) {
+  void dequantize(std::size_t count, T* out, std::uint64_t first, cudaStream_t stream, const code_reduction* red = nullptr) {
+    const double* steps = red != nullptr && red->coarsen > 1 ? reduce_.result_step : steps_at(first);
     ncclz::kernels::dequantize_kernel<T><<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
-        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, steps_at(first), out, step_shift());
+        reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), count, steps, out, step_shift());
     NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+
+  /// An owner's reduced codes in reduce_.acc_*, requantized at red.coarsen steps before they are
+  /// coded and sent on (detail/sum_bound.hpp); reduce_.result_step gets the step.
+  template <class T>
+  void coarsen_result(const code_reduction& red, std::size_t count, cudaStream_t stream) {
+    if constexpr (!is_blockwise_v<typename Codec::quantizer> && !kLossless) {
+      if (red.coarsen <= 1 || count == 0) return;
+      ncclz::kernels::requantize_kernel<typename Codec::quantizer, T><<<grid_for(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+          reduce_.acc_codes, static_cast<T*>(reduce_.acc_values), count, range_keys(), red.code_bound, red.bound,
+          red.limit_ranks, red.coarsen, reduce_.result_step);
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
   }
 
   /// Parts a direct reduction of `bytes` (per rank) is cut into: Pipe's limit, parts of at
@@ -1074,7 +1111,7 @@ class Communicator {
         const schedule::segment s = sub(i, p);
         device::detail::reset_tile_words(workspace(), s.count, compute_);
         encode_codes<T>(reduce_.own_codes + s.first, own_values + s.first, s.count, chunk(send_slot(i, p)),
-                        meta_slot(me, p, i), red, compute_, scales_at(s.first));
+                        meta_slot(me, p, i), red, red.code_bound, compute_, scales_at(s.first));
         coded_input += s.count * sizeof(T);
       }
       coded[i] = events;
@@ -1104,21 +1141,23 @@ class Communicator {
       if (scatter) {
         dequantize<T>(mine.count, recv + (mine.first - seg[me].first), mine.first, compute_);
       } else {
+        coarsen_result<T>(red, mine.count, compute_);
         device::detail::reset_tile_words(workspace(), mine.count, compute_);
         encode_codes<T>(reduce_.acc_codes, acc_values, mine.count, chunk(recv_slot(i, me)), meta_slot(me, me, parts + i), red,
-                        compute_, scales_at(mine.first));
+                        red.result_code_bound(), compute_, scales_at(mine.first));
       }
       coded[i] = events;
       NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
       // The owner's own sub-segment: the codes it just coded, dequantized, are what the peers will
       // decode from its chunk (coding is lossless), so it is not decoded again.
-      if (!scatter && (root < 0 || me == root)) dequantize<T>(mine.count, recv + mine.first, mine.first, compute_);
+      if (!scatter && (root < 0 || me == root)) dequantize<T>(mine.count, recv + mine.first, mine.first, compute_, &red);
     }
 
     if (!scatter) {
       for (int i = 0; i < parts; ++i) {
         NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
-        bound_source_ = chunk(recv_slot(i, me));
+        // The bound comes from a rank's chunk (phase 1); an owner's chunk has the coarser step.
+        if (bound_source_ == nullptr) bound_source_ = chunk(recv_slot(i, me));  // one rank: there is no other
         exchange_meta(fn, count, stream, parts + i, beside(coded[i]));
         exchange_chunks(stream, root, recv_slot(i, 0), parts + i);
         owner_chunk_bytes += chunk_size(me, parts + i);
@@ -1275,10 +1314,11 @@ class Communicator {
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
       if (step > 0) device::detail::reset_tile_words(workspace(), out.count, stream);
       if (step == 0) {
-        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red, stream,
-                        scales_at(out.first));
+        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red,
+                        red.code_bound, stream, scales_at(out.first));
       } else {
-        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, stream, scales_at(out.first));
+        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, red.code_bound, stream,
+                        scales_at(out.first));
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.
       mark("codec", stream);

@@ -14,6 +14,7 @@
 #include <random>
 #include <vector>
 
+#include "ncclz/detail/sum_bound.hpp"
 #include "ncclz/format.hpp"
 #include "ncclz/host/reference_codec.hpp"  // host::find_range
 #include "ncclz/quantizer.hpp"
@@ -472,4 +473,108 @@ TEST_CASE("zigzag / unzigzag round trip, edge values included", "[format][zigzag
     const auto back = static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(unzigzag(zigzag(delta))));
     REQUIRE(back == b);
   }
+}
+
+// ---- the split of a sum's bound (detail/sum_bound.hpp) ----------------------------------------
+
+TEST_CASE("split_sum_bound: requantize only sums that move on, over 4 ranks or more, k a power of two <= n",
+          "[quantizer][sum_bound]") {
+  for (std::uint32_t n = 1; n <= 64; ++n) {
+    CAPTURE(n);
+    const auto kept = ncclz::detail::split_sum_bound(1.0, n, false);
+    CHECK(kept.coarsen == 1);
+    CHECK(kept.code_bound == 1.0 / n);
+    CHECK(kept.units == n);
+    const auto s = ncclz::detail::split_sum_bound(1.0, n, true);
+    if (n < 4) {
+      CHECK(s.coarsen == 1);
+      CHECK(s.code_bound == 1.0 / n);
+      continue;
+    }
+    CHECK((s.coarsen & (s.coarsen - 1)) == 0);
+    CHECK(s.coarsen <= n);
+    CHECK(2 * s.coarsen > n);
+    CHECK(s.units == n + s.coarsen);
+    CHECK(s.code_bound * s.units <= 1.0);
+    CHECK(s.code_bound * s.units >= 1.0 - 2 * ncclz::detail::kSplitMargin);
+  }
+}
+
+TEMPLATE_TEST_CASE("sum_requantizer: n ranks' codes summed and rounded k times coarser stay within the bound",
+                   "[quantizer][sum_bound]", float, double, __half, __nv_bfloat16) {
+  using T = TestType;
+  using Q = Quantizer<RelBound>;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  // The arithmetic's own rounding, beside the bound: code * step rounds to T, and a code past 2^24
+  // already rounds when it becomes a float (as without requantization): an ulp of the result.
+  const auto ulp = [](T y) {
+    const T a = from_double<T>(std::fabs(to_double(y)));
+    return to_double(from_bits<T>(static_cast<bits_t<T>>(bits_of(a) + 1))) - to_double(a);
+  };
+  std::uint64_t checked = 0, rounded = 0, ties = 0;
+  for (int round = 0; round < 300; ++round) {
+    const auto n = static_cast<std::uint32_t>(4 + g() % 13);
+    // Codes well below 2^24 (a float holds them exactly; past that each rank's q * step already
+    // rounds by more than the bound leaves room for, with or without requantization).
+    const double bound = log_uniform(g, -4, -1);
+    const double scale = std::is_same_v<T, __half> ? log_uniform(g, -2, 1) : log_uniform(g, -6, 6);
+    double lo = scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g);
+    double hi = scale * std::uniform_real_distribution<double>(-1.0, 1.0)(g);
+    if (hi < lo) std::swap(lo, hi);
+    const value_range<T> r{static_cast<compute_t<T>>(to_double(from_double<T>(lo))),
+                           static_cast<compute_t<T>>(to_double(from_double<T>(hi)))};
+    if (!(r.lo < r.hi) || hi - lo < 0.1 * std::max(std::fabs(lo), std::fabs(hi))) continue;
+    CAPTURE(round, n, bound, scale, to_double(r.lo), to_double(r.hi));
+    const auto split = ncclz::detail::split_sum_bound(bound, n, true);
+    const ncclz::detail::sum_requantizer<Q, T> rq(split.code_bound, bound, n, split.coarsen, r);
+    REQUIRE(rq.scaled);  // the coarse step is exactly k fine steps
+    REQUIRE(rq.coarse.step == rq.fine.step * static_cast<compute_t<T>>(split.coarsen));
+    // The margin: a tie (k / 2 fine steps away either way) is always allowed.
+    std::int32_t coarse = 0;
+    REQUIRE(rq.apply(static_cast<std::int32_t>(split.coarsen / 2), coarse));
+    REQUIRE(rq.apply(-static_cast<std::int32_t>(split.coarsen / 2) - 3 * static_cast<std::int32_t>(split.coarsen), coarse));
+    const double eb = bound * (static_cast<double>(r.hi) - static_cast<double>(r.lo));
+    auto ranks_params = rq.fine;  // as quantize_kernel: |code| < 2^30 / n, so sums of n codes stay codes
+    ranks_params.code_limit = static_cast<compute_t<T>>(std::floor(static_cast<double>(ranks_params.code_limit) / n));
+    for (int e = 0; e < 200; ++e) {
+      double exact = 0;
+      std::int32_t sum = 0;
+      bool outlier = false;
+      for (std::uint32_t k = 0; k < n; ++k) {
+        const T x = from_double<T>(std::uniform_real_distribution<double>(lo, hi)(g));
+        std::int32_t q = 0;
+        outlier |= !Q::quantize<T>(x, ranks_params, q);
+        exact += to_double(x);
+        sum += q;
+      }
+      if (outlier) continue;  // combined in T, not requantized
+      ++checked;
+      ties += std::abs(sum) % static_cast<std::int32_t>(split.coarsen) == static_cast<std::int32_t>(split.coarsen / 2);
+      const bool ok = rq.apply(sum, coarse);
+      rounded += ok;
+      const T y = ok ? ncclz::from_compute<T>(ncclz::detail::mul_rn(static_cast<compute_t<T>>(coarse), rq.coarse.step))
+                     : rq.value_of(sum);
+      const double err = std::fabs(to_double(y) - exact);
+      if (!(err <= eb + ulp(y))) {
+        INFO("sum of codes " << sum << " -> " << coarse << (ok ? "" : " (kept)") << ", result " << to_double(y) << ", exact "
+                             << exact << ", error " << err << ", bound " << eb);
+        CHECK(err <= eb + ulp(y));
+      }
+    }
+  }
+  INFO("checked " << checked << ", rounded " << rounded << ", ties " << ties);
+  CHECK(checked > 10000);
+  CHECK(rounded == checked);  // every sum of codes rounds: the margin covers the step's rounding
+  CHECK(ties > 0);
+}
+
+TEMPLATE_TEST_CASE("sum_requantizer: a constant input (step = its value) leaves the codes unchanged", "[quantizer][sum_bound]",
+                   float, double, __half, __nv_bfloat16) {
+  using T = TestType;
+  const value_range<T> constant{static_cast<compute_t<T>>(3), static_cast<compute_t<T>>(3)};
+  const ncclz::detail::sum_requantizer<Quantizer<RelBound>, T> rq(1e-3 / 8, 1e-3, 4, 4, constant);
+  CHECK(rq.unchanged);
+  CHECK(rq.coarse.step == rq.fine.step);
 }

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 
+#include "ncclz/detail/sum_bound.hpp"
 #include "ncclz/device/detail/codec_kernels.cuh"
 #include "ncclz/quantizer.hpp"
 
@@ -96,6 +97,36 @@ __global__ void __launch_bounds__(kElementwiseThreads)
     C acc = to_compute(me == 0 ? own[i] : pieces[i]);
     for (int r = 1; r < nranks; ++r) acc = Op::template values<C>(acc, to_compute(r == me ? own[i] : pieces[r * stride + i]));
     out[i] = from_compute<T>(acc);
+  }
+}
+
+/// An owner's reduced sum of codes, made `coarsen` (k, a power of two) times coarser before it is
+/// coded again and sent on (detail/sum_bound.hpp, sum_requantizer): each code q becomes q / k
+/// rounded to nearest; an element the rounding would take too far stays an outlier with its
+/// unrounded value. Where the coarse step is not k times the fine one (a constant input, whose
+/// step is its value; a bound out of the type's reach) codes stay as they are if the steps are
+/// equal, else every element becomes an outlier. *result_step gets the coarse step, for
+/// dequantize_kernel.
+template <class Q, class T>
+__global__ void __launch_bounds__(kElementwiseThreads)
+    requantize_kernel(std::int32_t* __restrict__ codes, T* __restrict__ values, std::uint64_t count,
+                      const range_keys* __restrict__ range, double code_bound, double result_bound, std::uint32_t ranks,
+                      std::uint32_t coarsen, double* __restrict__ result_step) {
+  const ncclz::detail::sum_requantizer<Q, T> rq(code_bound, result_bound, ranks, coarsen,
+                                                Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
+  if (blockIdx.x == 0 && threadIdx.x == 0) *result_step = static_cast<double>(rq.coarse.step);
+  if (rq.unchanged) return;
+  for (std::uint64_t i = std::uint64_t{blockIdx.x} * blockDim.x + threadIdx.x; i < count;
+       i += std::uint64_t{gridDim.x} * blockDim.x) {
+    const std::int32_t q = codes[i];
+    if (q == kOutlierCode) continue;
+    std::int32_t coarse = 0;
+    if (rq.apply(q, coarse)) {
+      codes[i] = coarse;
+    } else {
+      values[i] = rq.value_of(q);
+      codes[i] = kOutlierCode;
+    }
   }
 }
 
