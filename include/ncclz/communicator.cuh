@@ -932,10 +932,9 @@ class Communicator {
   template <class T>
   void decode_codes(const std::byte* in, std::uint64_t in_bytes, std::size_t count, std::int32_t* codes, void* values,
                     cudaStream_t stream) {
-    ncclz::kernels::decode_kernel<Codec, T, ncclz::kernels::code_sink<typename Codec::quantizer, T>>
-        <<<std::max(1u, static_cast<unsigned>(format::tile_count(count))), ncclz::kernels::kTileThreads, 0, stream>>>(
-            in, in_bytes, {codes, static_cast<T*>(values)}, count, report());
-    NCCLZ_CUDA_TRY(cudaGetLastError());
+    device::detail::launch_decode_kernel<Codec, T>(in, in_bytes,
+                                                   ncclz::kernels::code_sink<typename Codec::quantizer, T>{codes, static_cast<T*>(values)},
+                                                   count, report(), stream);
   }
 
   /// acc = op(acc, codes/values), element-wise.

@@ -16,6 +16,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -198,17 +199,35 @@ void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
+/// Launches decode_kernel<Codec, T, Sink> over the `count` values of the chunk at `in`, one block
+/// a tile (an empty chunk still has a header to check: one block does it). Its shared memory is
+/// dynamic (more than a kernel may declare statically), so the kernel is allowed it first.
+template <class Codec, class T, class Sink>
+void launch_decode_kernel(const std::byte* in, std::uint64_t capacity, Sink out, std::uint64_t count, decode_report* report,
+                          cudaStream_t stream) {
+  auto* kernel = ncclz::kernels::decode_kernel<Codec, T, Sink>;
+  constexpr std::size_t shared_bytes = sizeof(ncclz::kernels::decode_shared<typename Codec::coder>);
+  // Once a device (the attributes stay there), not host calls before every launch.
+  static std::atomic<std::uint64_t> ready{0};  // bit d: set on device d
+  int device = 0;
+  NCCLZ_CUDA_TRY(cudaGetDevice(&device));
+  const std::uint64_t bit = device >= 0 && device < 64 ? std::uint64_t{1} << device : 0;
+  if (bit == 0 || (ready.load(std::memory_order_acquire) & bit) == 0) {
+    prefer_shared_memory(kernel);
+    NCCLZ_CUDA_TRY(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(shared_bytes)));
+    ready.fetch_or(bit, std::memory_order_release);
+  }
+  const auto tiles = static_cast<unsigned>(format::tile_count(count));
+  kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, shared_bytes, stream>>>(in, capacity, out, count, report);
+  NCCLZ_CUDA_TRY(cudaGetLastError());
+}
+
 /// Decodes one chunk; problems go to `report`, which the caller resets (several chunks may share it).
 template <class Codec, class T>
 void launch_decode(const void* d_in, std::size_t in_capacity, T* d_out, std::size_t count, decode_report* report,
                    cudaStream_t stream) {
-  const auto tiles = static_cast<unsigned>(format::tile_count(count));
-  prefer_shared_memory(ncclz::kernels::decode_kernel<Codec, T>);
-  // An empty chunk still has a header to check: one block does it.
-  ncclz::kernels::decode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-      static_cast<const std::byte*>(d_in), in_capacity, ncclz::kernels::value_sink<typename Codec::quantizer, T>{d_out},
-      count, report);
-  NCCLZ_CUDA_TRY(cudaGetLastError());
+  launch_decode_kernel<Codec, T>(static_cast<const std::byte*>(d_in), in_capacity,
+                                 ncclz::kernels::value_sink<typename Codec::quantizer, T>{d_out}, count, report, stream);
 }
 
 template <class Codec, class T>

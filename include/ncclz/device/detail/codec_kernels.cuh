@@ -347,7 +347,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   [[maybe_unused]] std::uint32_t huffman_offset = 0;
   if constexpr (Coder::tries_huffman) {
     if (kCodeTiles && !huffman_cannot_win) {
-      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers);
+      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, width, elements, outliers);
       if (e.bytes < min(tile_bytes, zero_run_plan.bytes)) {
         huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
         if (huffman_plan.layout.total < tile_bytes) {
@@ -588,7 +588,10 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
                                                               decode_report* __restrict__ r) {
   using Q = typename Codec::quantizer;
   using Coder = typename Codec::coder;
-  __shared__ decode_shared<Coder> s;
+  // Dynamic: with the entropy modes' scratch (huffman's staged stream) it passes the 48 KB a kernel
+  // may declare statically. device::detail::launch_decode_kernel passes its size.
+  extern __shared__ __align__(16) unsigned char decode_memory[];
+  decode_shared<Coder>& s = *reinterpret_cast<decode_shared<Coder>*>(decode_memory);
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t tile = blockIdx.x;

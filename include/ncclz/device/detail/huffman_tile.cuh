@@ -7,19 +7,22 @@
 //      holding one symbol add it with one atomic: __match_any_sync);
 //   2. every literal count L = 1..256 is scored at once, thread t scoring L = t + 1 from prefix sums
 //      of the histogram (integer entropy + escape bits + 4 bits a stored length, as the host's
-//      estimated_bits), and the least wins (the smallest L on a tie);
+//      estimated_bits; escape classes up to the widest delta's), and the least wins (the smallest
+//      L on a tie);
 //   3. (only if the caller wants the exact size) the length-limited canonical codebook: the used
 //      symbols sorted by a bitonic sort, the two-queue Huffman merge and JPEG's length limiting on
 //      one thread (at most 279 merges), canonical codes from ranks within each length (ballots);
 //      then each thread's bit count and a block scan give every thread its bit offset;
-//   4. write: each thread ORs its codes into the stream, built in shared memory when it fits
-//      there, then copied out.
+//   4. write: each thread writes its codes (one emit_entry a symbol) into the stream, built in
+//      shared memory when it fits there, then copied out.
 // Decoding builds the 2048-entry table in shared memory from the stored lengths (canonical order
 // by ballots; each thread fills 8 consecutive windows with one binary search and a walk; a window
-// holding two or three whole literal codes decodes them all), then warp 0 decodes, lane k
-// sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh), or, where
-// the caller wants the tile done soonest, every warp decodes every 8th sub-block, its 32 lanes
-// parsing a 32nd of the bits each (warp_decode_subblock).
+// holding two or three whole literal codes decodes them all; an escape's entry carries its bit
+// count) and copies the stream's first 8 KB to shared memory (tile_words), then warp 0 decodes,
+// lane k sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh;
+// parse_subblock, with no branch on the data), or, where the caller wants the tile done soonest,
+// every warp decodes every 8th sub-block, its 32 lanes parsing a 32nd of the bits each
+// (warp_decode_subblock).
 #pragma once
 
 #include <cstddef>
@@ -100,9 +103,8 @@ struct encode_shared {
       std::uint32_t first_code[kMaxCodeLength + 1];
     } build;
   };
-  std::uint16_t code[kMaxSymbols];     ///< bit-reversed canonical code
+  std::uint32_t emit[kMaxSymbols];     ///< emit_entry: what the stream holds for the symbol
   std::uint8_t length[kMaxSymbols];    ///< as stored (0 = unused)
-  std::uint8_t emitted[kMaxSymbols];   ///< bits in the stream (0 when a symbol is alone)
   std::uint64_t warp_u64[kTileWarps];
   std::uint32_t warp_u32[kTileWarps];
   std::uint16_t subblock_bits[kTileSubblocks];
@@ -110,7 +112,24 @@ struct encode_shared {
   std::uint32_t estimated_symbols;  ///< the symbol count of estimate_tile's winning L
   std::uint32_t used;  ///< symbols with a nonzero count (build_tile)
   std::uint32_t total;  ///< deltas coded
+  std::uint32_t top_width;  ///< the bit width of the tile's largest delta
 };
+
+/// What the stream holds for a symbol, in one word (one shared-memory load a delta when sizing
+/// and writing the stream): its bit-reversed canonical code, the code's bits in the stream (0 when
+/// the symbol is alone), and for an escape class its escape bit count and whether it is the first
+/// class (whose escape bits are z - L, not z's low bits).
+namespace emit_entry {
+inline constexpr std::uint32_t kLengthShift = 11, kEscapeBitsShift = 15, kFirstClassShift = 20;
+__device__ __forceinline__ std::uint32_t code(std::uint32_t e) { return e & ((1u << kLengthShift) - 1); }
+__device__ __forceinline__ std::uint32_t length(std::uint32_t e) { return (e >> kLengthShift) & 0xFu; }
+__device__ __forceinline__ std::uint32_t escape_bits(std::uint32_t e) { return (e >> kEscapeBitsShift) & 0x1Fu; }
+/// The escape bits of delta z (0 for a literal: no bits).
+__device__ __forceinline__ std::uint32_t escape_value(std::uint32_t e, std::uint32_t z, std::uint32_t literals) {
+  return (z - ((e >> kFirstClassShift) & 1u ? literals : 0u)) & ((1u << escape_bits(e)) - 1u);
+}
+}  // namespace emit_entry
+static_assert(kMaxCodeLength <= emit_entry::kLengthShift, "a code fits below its length");
 
 /// What steps 1-2 found: the alphabet and the estimated tile size.
 struct estimate {
@@ -155,10 +174,15 @@ __device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { re
 /// Steps 1-2, by all 256 threads: histogram, literal count, estimated bytes (the same in every thread).
 template <class T>
 __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
-                                                  std::uint32_t elements, std::uint32_t outliers) {
+                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers) {
   for (std::uint32_t k = threadIdx.x; k < kMaxSymbols; k += kTileThreads) s.hist[k] = 0;
-  if (threadIdx.x == 0) s.best = ~std::uint64_t{0};
+  if (threadIdx.x == 0) {
+    s.best = ~std::uint64_t{0};
+    s.top_width = 0;
+  }
   __syncthreads();
+  const std::uint32_t warp_width = __reduce_max_sync(warp::kFullMask, width);
+  if (warp::lane_id() == 0) atomicMax(&s.top_width, warp_width);
   // The lanes of a warp holding the same symbol add it once (smooth data puts most of a warp's
   // deltas in a few bins, where one atomic a lane would serialize).
   const std::uint32_t lanes_below = (1u << warp::lane_id()) - 1u;
@@ -183,14 +207,14 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
   }
   __syncthreads();
 
-  // Thread t scores L = t + 1 (the host's estimated_bits).
-  std::uint32_t total = s.score.count_before[kMaxLiterals];
-  for (std::uint32_t k = kMaxLiterals; k < kMaxSymbols; ++k) total += s.hist[k];
+  // Thread t scores L = t + 1 (the host's estimated_bits). Every delta but the tile's first is
+  // coded; widths above the largest delta's have no deltas (their terms are 0: not visited).
+  const std::uint32_t total = elements > 0 ? elements - 1 : 0u;
   const std::uint32_t literals = threadIdx.x + 1;
-  const std::uint32_t first_width = bit_width(literals);
+  const std::uint32_t first_width = bit_width(literals), top_width = s.top_width;
   std::uint64_t clogc = s.score.clogc_before[literals], extra = 0;
   std::uint32_t used = literals;
-  for (std::uint32_t w = first_width; w <= 32; ++w) {
+  for (std::uint32_t w = first_width; w <= top_width; ++w) {
     const std::uint32_t lo = w == first_width ? literals : (1u << (w - 1));
     const std::uint32_t hi = w >= 9 ? kMaxLiterals - 1 : (1u << w) - 1;
     std::uint32_t n = lo <= hi ? s.score.count_before[hi + 1] - s.score.count_before[lo] : 0u;
@@ -361,9 +385,14 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
     const std::uint32_t sym = threadIdx.x + round * kTileThreads;
     if (sym >= symbols) continue;
     const std::uint32_t len = s.length[sym];
-    s.emitted[sym] = static_cast<std::uint8_t>(m >= 2 ? len : 0u);
-    s.code[sym] = len == 0 || m < 2 ? std::uint16_t{0}
-                                    : static_cast<std::uint16_t>(__brev(s.build.first_code[len] + rank[round]) >> (32 - len));
+    const std::uint32_t code = len == 0 || m < 2 ? 0u : __brev(s.build.first_code[len] + rank[round]) >> (32 - len);
+    std::uint32_t entry = code | (m >= 2 ? len : 0u) << emit_entry::kLengthShift;
+    if (sym >= literals) {
+      const std::uint32_t width = class_width(sym, literals);
+      entry |= escape_bits(width, literals) << emit_entry::kEscapeBitsShift |
+               std::uint32_t{width == first_width} << emit_entry::kFirstClassShift;
+    }
+    s.emit[sym] = entry;
   }
   __syncthreads();
 
@@ -371,10 +400,8 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   std::uint32_t bits = 0;
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    if (!coded(i, count)) continue;
-    const std::uint32_t z = zz[i];
-    const std::uint32_t sym = symbol_of(z, literals);
-    bits += s.emitted[sym] + (z >= literals ? escape_bits(bit_width(z), literals) : 0u);
+    const std::uint32_t e = coded(i, count) ? s.emit[symbol_of(zz[i], literals)] : 0u;
+    bits += emit_entry::length(e) + emit_entry::escape_bits(e);
   }
   std::uint32_t group = bits;  // eight threads (lanes 8j..8j+7) make a sub-block
   group += __shfl_xor_sync(warp::kFullMask, group, 1);
@@ -405,39 +432,35 @@ __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& 
   for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) target[k] = 0;
   __syncthreads();
   // This thread's codes, LSB first from bit `offset`. Only its first and last words can hold
-  // other threads' bits too (atomicOr); the words between are its own (a store). Each step adds
-  // at most 31 bits to fewer than 32 held, so one word at most is due after it: a branch, not a
-  // loop (the unrolled loops made this the kernel's largest instruction-cache stall, ncu).
+  // other threads' bits too: those two it ORs in (atomicOr) once it is done, the words between are
+  // its own (a store). Each step adds at most 31 bits to fewer than 32 held, so one word at most
+  // is due after it. No branch on the data (a predicated store and selects): a thread's code
+  // lengths and escapes are its own, and branches on them split its warp.
   std::uint64_t acc = 0;
-  std::uint32_t held = offset % 32, word = offset / 32;
+  std::uint32_t held = offset % 32, word = offset / 32, first_bits = 0;
   const std::uint32_t shared_first = offset % 32 != 0 ? offset / 32 : ~0u;
-  const auto put = [&](std::uint32_t w, std::uint32_t v) {
-    if (w == shared_first) atomicOr(&target[w], v);
-    else target[w] = v;
-  };
   const auto flush_word = [&] {
-    if (held >= 32) {
-      put(word++, static_cast<std::uint32_t>(acc));
-      acc >>= 32;
-      held -= 32;
-    }
+    const bool full = held >= 32;
+    const auto low = static_cast<std::uint32_t>(acc);
+    if (full && word != shared_first) target[word] = low;
+    first_bits = full && word == shared_first ? low : first_bits;
+    acc = full ? acc >> 32 : acc;
+    word += full ? 1u : 0u;
+    held -= full ? 32u : 0u;
   };
   const std::uint32_t literals = pl.literals;
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    if (!coded(i, count)) continue;
     const std::uint32_t z = zz[i];
-    const std::uint32_t sym = symbol_of(z, literals);
-    acc |= static_cast<std::uint64_t>(s.code[sym]) << held;
-    held += s.emitted[sym];
+    const std::uint32_t e = coded(i, count) ? s.emit[symbol_of(z, literals)] : 0u;  // 0: nothing to write
+    acc |= static_cast<std::uint64_t>(emit_entry::code(e)) << held;
+    held += emit_entry::length(e);
     flush_word();
-    if (z >= literals) {
-      const std::uint32_t bits = escape_bits(bit_width(z), literals);  // <= 31: the top bit of z is implied
-      acc |= static_cast<std::uint64_t>(escape_value(z, literals) & ((1u << bits) - 1u)) << held;
-      held += bits;
-      flush_word();
-    }
+    acc |= static_cast<std::uint64_t>(emit_entry::escape_value(e, z, literals)) << held;
+    held += emit_entry::escape_bits(e);
+    flush_word();
   }
+  if (first_bits != 0) atomicOr(&target[shared_first], first_bits);
   if (held > 0) atomicOr(&target[word], static_cast<std::uint32_t>(acc));  // shared with the next thread
 }
 
@@ -481,11 +504,22 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
 /// when the window also holds one or two more whole codes of literals (the first one a literal
 /// too), those literals; the length covers every code it holds. Up to three deltas for one lookup
 /// on the decoder's dependent chain: short codes (skewed data) are most of a stream.
+/// An escape symbol's entry (one code: extra 0) holds, where the literals would, its escape bit
+/// count and whether its class is a wide one (width > bit_width(L): the delta is 2^bits + the
+/// bits, else L + the bits), so the decoder reads them with the symbol, not after it.
 namespace table_entry {
 inline constexpr std::uint32_t kLengthShift = 9, kSecondShift = 13, kThirdShift = 21, kExtraShift = 29;
+inline constexpr std::uint32_t kEscapeBitsShift = kSecondShift, kWideShift = kSecondShift + 5;
 __device__ __forceinline__ std::uint32_t make(std::uint32_t first, std::uint32_t length, std::uint32_t extra = 0,
                                               std::uint32_t second = 0, std::uint32_t third = 0) {
   return first | length << kLengthShift | second << kSecondShift | third << kThirdShift | extra << kExtraShift;
+}
+/// The entry of one code of symbol `sym`, `length` bits long (an escape's bits not counted).
+__device__ __forceinline__ std::uint32_t make_single(std::uint32_t sym, std::uint32_t length, std::uint32_t literals,
+                                                     std::uint32_t first_width) {
+  if (sym < literals) return make(sym, length);
+  const std::uint32_t width = class_width(sym, literals);
+  return make(sym, length) | escape_bits(width, literals) << kEscapeBitsShift | std::uint32_t{width > first_width} << kWideShift;
 }
 }  // namespace table_entry
 
@@ -502,49 +536,74 @@ struct decode_shared {
   std::uint32_t subblock_start[kTileSubblocks + 1];
   std::uint32_t kraft, used, status, shortest;
   huffman_header header;
+  std::uint32_t stream[kStagedStreamWords];  ///< the stream's first words (tile_words)
 };
 
-/// Reads a sub-block's bits from 32-bit words (none past `word_count`: they read as 0). The next
-/// word is loaded one refill early (`ahead`): a lane's loads are its own, uncoalesced, and waiting
-/// on each one was most of the decoder's time (ncu).
-struct bit_reader {
-  const std::uint32_t* words;
-  std::uint32_t word_count, next;
-  std::uint64_t buffer;
-  std::uint32_t held;
-  std::uint32_t ahead;  ///< words[next]
-  __device__ std::uint32_t load(std::uint32_t k) const { return k < word_count ? words[k] : 0u; }
-  __device__ void start(std::uint32_t bit) {
-    next = bit / 32;
-    buffer = 0;
-    held = 0;
-    ahead = load(next);
-    refill();
-    buffer >>= bit % 32;
-    held -= bit % 32;
-    refill();
-  }
-  __device__ void refill() {
-    while (held <= 32) {
-      buffer |= static_cast<std::uint64_t>(ahead) << held;
-      held += 32;
-      ahead = load(++next);
-    }
-  }
-  __device__ std::uint32_t take(std::uint32_t bits) {  // bits <= 32, held > 32 on entry
-    const auto v = static_cast<std::uint32_t>(buffer & ((std::uint64_t{1} << bits) - 1));
-    buffer >>= bits;
-    held -= bits;
-    refill();
-    return v;
+/// A tile's stream words: the first `staged` from shared memory (decode_tile copies them there),
+/// the rest from global memory; none past `count` (they read as 0). Predicated loads, no branch:
+/// the lanes of a warp parse different sub-blocks, and any branch they took apart the warp would
+/// take one after the other.
+struct tile_words {
+  const std::uint32_t* global;
+  const std::uint32_t* shared;
+  std::uint32_t staged, count;
+  __device__ std::uint32_t load(std::uint32_t k) const {
+    const std::uint32_t* from = k < staged ? shared : global;
+    return k < count ? from[k] : 0u;
   }
 };
 
-/// A tile's stream, read from any bit (words past its end read as 0).
+/// The same when the whole stream is staged: shared-memory loads only.
+struct staged_words {
+  const std::uint32_t* shared;
+  std::uint32_t count;
+  __device__ std::uint32_t load(std::uint32_t k) const { return k < count ? shared[k] : 0u; }
+};
+
+/// By one lane: the deltas of a sub-block's stream, bits [begin, end), into row[i, count). Each
+/// step reads the 64 stream bits at `pos` (three words, funnel shifts) and looks up the next 11;
+/// the entry gives one code with its escape bits, or two or three literals. No branch on the data
+/// (selects and predicated stores): the step is a chain of two shared-memory loads and a few
+/// integer operations, where the bit reader it replaced, with a refill loop and an escape branch,
+/// issued about 140 instructions a step in a warp whose lanes had taken different paths (ncu:
+/// 85 M instructions for 2048 noise tiles). True when the codes end at `end` and no escape is
+/// malformed.
+template <class Words>
+__device__ __forceinline__ bool parse_subblock(const decode_shared& s, const Words& words, std::uint32_t begin,
+                                               std::uint32_t end, std::uint32_t i, std::uint32_t count,
+                                               std::uint32_t literals, std::uint32_t first_width, std::uint32_t* row) {
+  std::uint32_t pos = begin;
+  bool bad = false;
+  while (i < count) {
+    const std::uint32_t k = pos / 32, o = pos % 32;
+    const std::uint32_t w0 = words.load(k), w1 = words.load(k + 1), w2 = words.load(k + 2);
+    const std::uint32_t lo = __funnelshift_r(w0, w1, o), hi = __funnelshift_r(w1, w2, o);
+    const std::uint32_t entry = s.table[lo & ((1u << kMaxCodeLength) - 1)];
+    const std::uint32_t extra = entry >> table_entry::kExtraShift;
+    std::uint32_t len = (entry >> table_entry::kLengthShift) & 0xFu;
+    std::uint32_t z = entry & 0x1FFu;
+    const bool several = extra != 0 && i + extra < count;
+    if (extra != 0 && !several) len = s.length[z];  // the sub-block's last deltas: the first code alone (a literal)
+    const bool escape = z >= literals;              // only in a one-code entry
+    const std::uint32_t bits = escape ? (entry >> table_entry::kEscapeBitsShift) & 0x1Fu : 0u;
+    const std::uint32_t low = __funnelshift_r(lo, hi, len) & ((1u << bits) - 1u);
+    const bool wide = (entry >> table_entry::kWideShift) & 1u;
+    bad |= escape && !wide && bit_width(literals + low) != first_width;
+    z = escape ? (wide ? 1u << bits : literals) + low : z;
+    pos += len + bits;
+    row[i] = z;
+    if (several) row[i + 1] = (entry >> table_entry::kSecondShift) & 0xFFu;
+    if (several && extra == 2) row[i + 2] = (entry >> table_entry::kThirdShift) & 0xFFu;
+    i += several ? extra + 1 : 1u;
+  }
+  return !bad && pos == end;
+}
+
+/// A tile's stream, read from any bit (words past its end read as 0); Words: tile_words or staged_words.
+template <class Words>
 struct stream_window {
-  const std::uint32_t* words;
-  std::uint32_t word_count;
-  __device__ std::uint32_t load(std::uint32_t k) const { return k < word_count ? words[k] : 0u; }
+  Words words;
+  __device__ std::uint32_t load(std::uint32_t k) const { return words.load(k); }
   /// The 64 bits from bit `pos` on, LSB first.
   __device__ std::uint64_t at(std::uint32_t pos) const {
     const std::uint32_t k = pos / 32, o = pos % 32;
@@ -602,7 +661,8 @@ __device__ __forceinline__ decoded decode_at(const decode_shared& s, std::uint64
 /// round r). The lanes' value counts then give each its first index, and they parse once more,
 /// writing. True when the codes give exactly `count` values, end at `end`, and no escape is
 /// malformed: what the one-lane parse accepts.
-__device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, stream_window bits, std::uint32_t begin, std::uint32_t end,
+template <class Window>
+__device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Window bits, std::uint32_t begin, std::uint32_t end,
                                                      std::uint32_t count, std::uint32_t literals, std::uint32_t first_width,
                                                      std::uint32_t* row) {
   const unsigned lane = warp::lane_id();
@@ -649,7 +709,8 @@ __device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, str
 
 /// By one whole warp: the same where one symbol is used: its code is empty, so every value is the
 /// symbol, or, for an escape class, its escape bits, all of one length.
-__device__ __forceinline__ bool warp_decode_lone(stream_window bits, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
+template <class Window>
+__device__ __forceinline__ bool warp_decode_lone(Window bits, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
                                                  std::uint32_t literals, std::uint32_t first_width, std::uint32_t lone,
                                                  std::uint32_t* row) {
   const std::uint32_t each = lone >= literals ? escape_bits(class_width(lone, literals), literals) : 0u;
@@ -667,12 +728,12 @@ __device__ __forceinline__ bool warp_decode_lone(stream_window bits, std::uint32
 /// and gives the outlier arrays' offsets. Returns ok or the problem, the same in every thread.
 /// `for_latency` picks how the sub-blocks are parsed (the same values and verdicts either way):
 /// by all eight warps (warp_decode_subblock), which finishes the tile soonest but issues about
-/// three times the instructions, or lane b of warp 0 sub-block b, the fewest instructions. The
-/// caller asks for latency where huffman tiles are few in the chunk, among tiles of modes that
-/// finish sooner: the launch waits for its slowest blocks (Adaptive on the tiled fields at REL
-/// 1e-3, 42 huffman tiles of 2048: decode 336 -> 441 GB/s); where many tiles are huffman tiles, the
-/// other blocks on the SM fill the issue slots the one-warp parse leaves (all-warp parsing of
-/// every tile there: 290 -> 187 GB/s; with 36% huffman tiles, worse as well).
+/// three times the instructions, or one lane a sub-block (warp 0), the fewest instructions. The caller asks for latency where huffman tiles are few in the chunk, among tiles
+/// of modes that finish sooner: the launch waits for its slowest blocks (Adaptive on the tiled
+/// fields at REL 1e-3, 42 huffman tiles of 2048: decode 336 -> 441 GB/s); where many tiles are
+/// huffman tiles, the other blocks on the SM fill the issue slots the lane-a-sub-block parse
+/// leaves (all-warp parsing of every tile there: 290 -> 187 GB/s; with 36% huffman tiles, worse
+/// as well).
 template <class T>
 __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std::byte* tile, std::uint64_t span,
                                                      std::uint32_t elements, std::uint32_t outliers, warp_stage* stages,
@@ -793,7 +854,7 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
       const std::uint32_t w = first_window + j;
       walk(p1, w);
       const std::uint32_t sym1 = s.canonical_symbol[p1], l1 = s.length[sym1];
-      std::uint32_t entry = table_entry::make(sym1, l1);
+      std::uint32_t entry = table_entry::make_single(sym1, l1, literals, first_width);
       if (sym1 < literals && l1 + shortest <= kMaxCodeLength) {
         const std::uint32_t rest = (w << l1) & kWindowMask;
         if (p1 != run1) {
@@ -826,73 +887,54 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   if (used == 1) {
     for (std::uint32_t sym = 0; sym < symbols; ++sym) lone = s.length[sym] != 0 ? sym : lone;
     if (!for_latency) {
-      for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::make(lone, 0);
+      for (std::uint32_t k = threadIdx.x; k < (1u << kMaxCodeLength); k += kTileThreads) s.table[k] = table_entry::make_single(lone, 0, literals, first_width);
     }
   }
+  // The stream's first words to shared memory, by the whole block (tile_words).
+  const auto* const stream = reinterpret_cast<const std::uint32_t*>(tile + l.stream);
+  const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
+  const tile_words words{stream, s.stream, min(stream_words, kStagedStreamWords), stream_words};
+  for (std::uint32_t k = threadIdx.x; k < words.staged; k += kTileThreads) s.stream[k] = __ldg(stream + k);
   __syncthreads();
 
   std::uint32_t* const deltas = subblock_rows(stages);
-  const stream_window bits{reinterpret_cast<const std::uint32_t*>(tile + l.stream),
-                           static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4)};
+  const bool all_staged = words.staged == words.count;  // shared-memory loads only
   if (for_latency) {
     // Each warp decodes every 8th sub-block, the whole warp one sub-block.
-    for (std::uint32_t b = threadIdx.x / 32; b < subblocks; b += kTileWarps) {
-      const std::uint32_t first = b * kSubblockElements, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
-      const std::uint32_t count = min(elements - first, kSubblockElements) - skip;
-      std::uint32_t* const row = deltas + b * kSubblockRow;
-      if (skip != 0 && warp::lane_id() == 0) row[0] = 0;
-      const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
-      // No symbol used: an empty tile (count 0), whose table was never built.
-      const bool ok = used == 0   ? begin == end && count == 0
-                      : used == 1 ? warp_decode_lone(bits, begin, end, count, literals, first_width, lone, row + skip)
-                                  : warp_decode_subblock(s, bits, begin, end, count, literals, first_width, row + skip);
-      if (!ok && warp::lane_id() == 0) fail(decode_status::corrupt_subblock);
-    }
+    const auto decode_subblocks = [&](auto bits) {
+      for (std::uint32_t b = threadIdx.x / 32; b < subblocks; b += kTileWarps) {
+        const std::uint32_t first = b * kSubblockElements, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
+        const std::uint32_t count = min(elements - first, kSubblockElements) - skip;
+        std::uint32_t* const row = deltas + b * kSubblockRow;
+        if (skip != 0 && warp::lane_id() == 0) row[0] = 0;
+        const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
+        // No symbol used: an empty tile (count 0), whose table was never built.
+        const bool ok = used == 0   ? begin == end && count == 0
+                        : used == 1 ? warp_decode_lone(bits, begin, end, count, literals, first_width, lone, row + skip)
+                                    : warp_decode_subblock(s, bits, begin, end, count, literals, first_width, row + skip);
+        if (!ok && warp::lane_id() == 0) fail(decode_status::corrupt_subblock);
+      }
+    };
+    if (all_staged) decode_subblocks(stream_window<staged_words>{{s.stream, words.count}});
+    else decode_subblocks(stream_window<tile_words>{words});
     __syncthreads();
     return static_cast<decode_status>(s.status);
   }
-  // Warp 0 decodes: lane k, sub-block k (a warp whose every lane works issues 8 times fewer
-  // instructions than eight warps of four), into the sub-block rows.
+  // Warp 0 decodes, lane k sub-block k, into the sub-block rows (parse_subblock). One warp of 32
+  // lanes, against four of 8 (64 MiB, two runs each): tiled fields 356-365 -> 431-436 GB/s at REL
+  // 1e-3, 322-327 -> 369-374 at 1e-4, noise 168-169 -> 222-224 at 1e-3: with no branch to take
+  // apart, a warp's lanes issue together, and four warps issued four times the instructions.
   const std::uint32_t b = threadIdx.x;
   if (b < 32 && b < subblocks) {
-    bit_reader r{bits.words, bits.word_count, 0, 0, 0, 0};
     const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
-    r.start(begin);
-    std::uint32_t at = begin;
-    bool bad = false;
     const std::uint32_t first = b * kSubblockElements;
     const std::uint32_t count = min(elements - first, kSubblockElements);
     std::uint32_t* const row = deltas + b * kSubblockRow;
     if (first == 0) row[0] = 0;
-    for (std::uint32_t i = first == 0 ? 1 : 0; i < count;) {
-      const std::uint32_t entry = s.table[r.buffer & ((1u << kMaxCodeLength) - 1)];
-      const std::uint32_t extra = entry >> table_entry::kExtraShift;
-      std::uint32_t len = (entry >> table_entry::kLengthShift) & 0xFu;
-      std::uint32_t z = entry & 0x1FFu;
-      if (extra != 0 && i + extra < count) {  // two or three literals
-        r.take(len);
-        at += len;
-        row[i] = z;
-        row[i + 1] = (entry >> table_entry::kSecondShift) & 0xFFu;
-        if (extra == 2) row[i + 2] = (entry >> table_entry::kThirdShift) & 0xFFu;
-        i += extra + 1;
-      } else {
-        if (extra != 0) len = s.length[z];  // the sub-block's last deltas: the first code alone
-        r.take(len);
-        at += len;
-        if (z >= literals) {
-          std::uint32_t taken = 0;
-          z = unescape(z, r.buffer, literals, first_width, taken, bad);  // held > 32 >= taken
-          r.take(taken);
-          at += taken;
-        }
-        row[i] = z;
-        ++i;
-      }
-      bad |= at > end;
-      if (bad) break;
-    }
-    if (bad || at != end) fail(decode_status::corrupt_subblock);
+    const std::uint32_t from = first == 0 ? 1u : 0u;  // element 0 is not coded
+    const bool ok = all_staged ? parse_subblock(s, staged_words{s.stream, words.count}, begin, end, from, count, literals, first_width, row)
+                               : parse_subblock(s, words, begin, end, from, count, literals, first_width, row);
+    if (!ok) fail(decode_status::corrupt_subblock);
   }
   __syncthreads();
   return static_cast<decode_status>(s.status);

@@ -22,6 +22,11 @@ static_assert(kBlocksPerWarp == 32, "a warp's block widths are held one per lane
 inline constexpr int kStageRow = 36;
 using warp_stage = std::int32_t[kBlocksPerWarp][kStageRow];
 
+/// Stream words the entropy decoders (huffman, zero_run) copy to shared memory first, with the
+/// whole block and coalesced: a lane's reads of its own sub-block are then not global loads it
+/// waits on one by one. 8 KB: within what their other shared memory leaves at 4 blocks an SM.
+inline constexpr std::uint32_t kStagedStreamWords = 2048;
+
 /// Marks an outlier in the staged codes; no code reaches it (|q| < 2^30).
 inline constexpr std::int32_t kOutlierCode = INT32_MIN;
 

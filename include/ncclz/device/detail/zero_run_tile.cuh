@@ -55,9 +55,8 @@ struct encode_shared {
 };
 static_assert(sizeof(encode_shared) <= 2048);
 
-/// Stream words decode copies to shared memory first (when the stream is no longer): a lane's
-/// reads of its own sub-block are then not global loads it waits on one by one.
-inline constexpr std::uint32_t kStagedStreamWords = 2048;
+// Decode copies the stream to shared memory first when it is no longer than kStagedStreamWords
+// (tile_stage.cuh).
 
 /// Zero words after the staged stream: the fast decoders read a field from the word it starts in
 /// and the next (a Rice code's low bits from up to two words on), never checking for the end.
