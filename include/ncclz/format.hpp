@@ -223,6 +223,15 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t max_fixed_chunk_bytes(std::uint64_t el
   return bytes;
 }
 
+/// What a huffman or zero_run tile must come under for a selector that weighs fixed_length
+/// (Adaptive) to take it instead of the fixed_length tile of `fixed_length_bytes`: that less 1/32.
+/// Those modes decode 3-5x slower than fixed_length (docs/benchmarks.md), not worth a near tie: on
+/// the smooth benchmark field at REL 1e-4, 23 tiles of 2048 went huffman to save 0.2-1.7% each,
+/// and the chunk decoded at 519 GB/s instead of 1288. Host and device apply the same rule.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t entropy_bar(std::uint64_t fixed_length_bytes) {
+  return fixed_length_bytes - fixed_length_bytes / 32;
+}
+
 /// Whether the Adaptive selector measures a tile's zero_run size: only when at least half of its
 /// codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring it is
 /// the selector's dearest step, so other tiles skip it). Host and device apply the same rule.

@@ -93,6 +93,15 @@ TEMPLATE_TEST_CASE("entropy coders: every tile decodes to its quantized values, 
         const auto huffman = ncclz::host::compress<Rel<ncclz::Huffman>>(s, bound);
         const auto zero_run = ncclz::host::compress<Rel<ncclz::ZeroRun>>(s, bound);
         REQUIRE(adaptive.size() <= fixed.size());
+        // Tile by tile: never larger than fixed_length, and an entropy mode only under its bar.
+        for (std::uint64_t t = 0; t < ncclz::format::tile_count(n); ++t) {
+          const std::uint64_t own = ncclz_test::tile_bytes_of(adaptive, t), fixed_bytes = ncclz_test::tile_bytes_of(fixed, t);
+          const auto mode = static_cast<ncclz::tile_mode>(ncclz_test::tile_mode_of(adaptive, t));
+          CAPTURE(t, own, fixed_bytes, static_cast<int>(mode));
+          REQUIRE(own <= fixed_bytes);
+          if (mode == ncclz::tile_mode::huffman || mode == ncclz::tile_mode::zero_run)
+            REQUIRE(own < ncclz::format::entropy_bar(fixed_bytes));
+        }
         // Every coded tile decodes to dequantize(quantize(x)) (outliers: x), whatever its mode; a
         // raw tile to x.
         using Q = typename Rel<ncclz::FixedLength>::quantizer;

@@ -169,6 +169,17 @@ inline std::uint8_t tile_mode_of(const std::vector<std::byte>& chunk, std::uint6
   return static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]);
 }
 
+/// The bytes tile `t` of a chunk takes (to the next tile, or to the end of the payload).
+inline std::uint64_t tile_bytes_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
+  const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
+  const auto offset_of = [&](std::uint64_t k) {
+    std::uint32_t offset;
+    std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * k, 4);
+    return std::uint64_t{offset} * 8;
+  };
+  return (t + 1 < h.tile_count ? offset_of(t + 1) : h.payload_bytes) - offset_of(t);
+}
+
 /// How many tiles of a chunk are in each mode (index: the tile_mode byte).
 inline std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) {
   const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());

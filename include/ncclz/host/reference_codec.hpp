@@ -104,10 +104,11 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
 }
 
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
-/// coder tries, or raw when that is no larger; ties go to the earlier mode (fixed_length, huffman,
-/// zero_run). As on the device, zero_run is measured before huffman's codebook is built, and that
-/// is built only when its estimate beats both fixed_length and zero_run. `block_p`: as in
-/// fixed_length_tile.
+/// coder tries, where a huffman or zero_run tile must come under format::entropy_bar of the
+/// fixed_length one to replace it, or raw when that is no larger; ties go to the earlier mode
+/// (fixed_length, huffman, zero_run). As on the device, zero_run is measured before huffman's
+/// codebook is built, and that is built only when its estimate beats both fixed_length's bar and
+/// zero_run. `block_p`: as in fixed_length_tile.
 template <class Codec, class T>
 std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
                           std::uint64_t at, const quant_params<T>* block_p = nullptr) {
@@ -115,13 +116,19 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   const auto elements = static_cast<std::uint32_t>(values.size());
   std::vector<std::byte> best;
   bool have = false;
+  // What an entropy mode's tile must come under: the tile held, less 1/32 of a fixed_length one.
+  std::uint64_t bar = 0;
   const auto consider = [&](std::vector<std::byte>&& tile) {
-    if (!have || tile.size() < best.size()) {
+    if (!have || tile.size() < bar) {
+      bar = tile.size();
       best = std::move(tile);
       have = true;
     }
   };
-  if constexpr (Coder::tries_fixed_length) consider(fixed_length_tile<Codec>(values, p, block_p));
+  if constexpr (Coder::tries_fixed_length) {
+    consider(fixed_length_tile<Codec>(values, p, block_p));
+    bar = format::entropy_bar(best.size());
+  }
   std::vector<std::byte> zero_run_tile;  // empty: not measured
   if constexpr (Coder::tries_zero_run) {
     const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
@@ -136,7 +143,7 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
     const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
         huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-    const bool beats_fixed = !have || estimate < best.size();
+    const bool beats_fixed = !have || estimate < bar;
     const bool beats_zero_run = zero_run_tile.empty() || estimate < zero_run_tile.size();
     if (beats_fixed && beats_zero_run) consider(huffman::encode_tile_with<T>(values, d, literals));
   }

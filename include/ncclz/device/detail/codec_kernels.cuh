@@ -299,18 +299,23 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t packed_before = packed_through - packed;
   const std::uint32_t outliers_before = outliers_before_warp + (packed_before >> 16);
 
-  // The tile's mode: the smallest of those the coder tries, every size exact; raw when that is no
-  // larger (input values), fixed_length when raw is not allowed (codes must stay codes). Ties go to
-  // the earlier mode. zero_run is measured first, so huffman's codebook (the slow part) is built
-  // only when its estimate beats both fixed_length and zero_run.
+  // The tile's mode: the smallest of those the coder tries, every size exact, where an entropy mode
+  // must save 1/32 of a fixed_length tile to replace it; raw when that is no larger (input values),
+  // fixed_length when raw is not allowed (codes must stay codes). Ties go to the earlier mode.
+  // zero_run is measured first, so huffman's codebook (the slow part) is built only when its
+  // estimate beats both fixed_length's bar and zero_run.
   const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   constexpr std::uint64_t kNone = ~std::uint64_t{0};
   tile_mode mode = tile_mode::raw;
   std::uint64_t tile_bytes = kNone;
+  // What an entropy mode's tile must come under to be taken: the mode held, less 1/32 of it where
+  // that is a fixed_length tile the coder weighs (format::entropy_bar).
+  std::uint64_t entropy_bar = kNone;
   if (Coder::tries_fixed_length || !Source::allows_raw) {
     mode = tile_mode::fixed_length;
     tile_bytes = layout.total;
+    entropy_bar = Coder::tries_fixed_length ? format::entropy_bar(layout.total) : layout.total;
   }
   [[maybe_unused]] zero_run::plan zero_run_plan{kNone, 0, 0};
   [[maybe_unused]] bool huffman_cannot_win = false;
@@ -348,16 +353,17 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   if constexpr (Coder::tries_huffman) {
     if (kCodeTiles && !huffman_cannot_win) {
       const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, width, elements, outliers);
-      if (e.bytes < min(tile_bytes, zero_run_plan.bytes)) {
+      if (e.bytes < min(entropy_bar, zero_run_plan.bytes)) {
         huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
-        if (huffman_plan.layout.total < tile_bytes) {
+        if (huffman_plan.layout.total < entropy_bar) {
           mode = tile_mode::huffman;
           tile_bytes = huffman_plan.layout.total;
+          entropy_bar = tile_bytes;  // zero_run must beat it outright
         }
       }
     }
   }
-  if (zero_run_plan.bytes < tile_bytes) {
+  if (zero_run_plan.bytes < entropy_bar) {
     mode = tile_mode::zero_run;
     tile_bytes = zero_run_plan.bytes;
   }
