@@ -260,6 +260,7 @@ class bench {
     config.pipeline_part_bytes = o.chunk_bytes ? o.chunk_bytes : ~std::size_t{0};
     config.profile_phases = o.phases;
     config.split_sum_bound = o.split_sum_bound;
+    config.priority_transfers = o.priority_transfers;
     return config;
   }
 
@@ -549,6 +550,7 @@ std::string config_json(const perf::options& o, const ncclz::cluster_comm& cc, c
       .raw("chunk", o.chunk_bytes ? json_number(static_cast<double>(o.chunk_bytes)) : "null")
       .add("phases", o.phases)
       .add("split_sum_bound", o.split_sum_bound)
+      .add("priority_transfers", o.priority_transfers)
       .add("iters", static_cast<double>(o.iters))
       .add("warmup", static_cast<double>(o.warmup))
       .add("check", o.check)

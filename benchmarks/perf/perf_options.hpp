@@ -64,6 +64,7 @@ struct options {
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: one part, no overlap)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
   bool split_sum_bound = true;             ///< --no-split: communicator_config::split_sum_bound = false
+  bool priority_transfers = true;          ///< --no-priority: communicator_config::priority_transfers = false
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
   std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
@@ -94,6 +95,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            transfer) into --json; adds CUDA events to the timed calls
   --no-split               sums: every rank quantizes with bound / nranks and the owners send the
                            sums unchanged (communicator_config::split_sum_bound = false)
+  --no-priority            direct reductions move payloads on a stream of the least priority, not
+                           the greatest (communicator_config::priority_transfers = false)
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
                            (default: the library's threshold)
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
@@ -235,6 +238,7 @@ inline options parse(int argc, const char* const* argv) {
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
     else if (a == "--phases") o.phases = true;
     else if (a == "--no-split") o.split_sum_bound = false;
+    else if (a == "--no-priority") o.priority_transfers = false;
     else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
     else if (a == "--data") o.data = value();
     else if (a == "--gen") {

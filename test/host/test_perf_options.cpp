@@ -63,6 +63,10 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(o.fallback_below == std::uint64_t{0});
   CHECK_FALSE(o.phases);
   CHECK(run({"--phases"}).phases);
+  CHECK(o.split_sum_bound);
+  CHECK_FALSE(run({"--no-split"}).split_sum_bound);
+  CHECK(o.priority_transfers);
+  CHECK_FALSE(run({"--no-priority"}).priority_transfers);
   CHECK(o.gen == "gradient");
   CHECK(run({"-d", "bfloat16", "--schedule", "direct"}).dtype == "bfloat16");
   CHECK(run({"-d", "half"}).dtype == "half");
