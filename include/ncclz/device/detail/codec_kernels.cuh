@@ -284,6 +284,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
     if (lane == 0) s.warp_zeros[warp_index] = zeros;
   }
+  if constexpr (Coder::tries_huffman) huffman::begin_estimate(s.huffman);
   __syncthreads();
 
   std::uint32_t plane_words = 0, outliers = 0, words_before_warp = 0, outliers_before_warp = 0;

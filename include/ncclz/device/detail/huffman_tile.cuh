@@ -171,16 +171,21 @@ __device__ __forceinline__ std::uint64_t block_exclusive_sum(std::uint64_t v, st
 /// Whether element i of this thread's block is a coded delta (element 0 of the tile is not).
 __device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { return i < count && (threadIdx.x != 0 || i != 0); }
 
-/// Steps 1-2, by all 256 threads: histogram, literal count, estimated bytes (the same in every thread).
-template <class T>
-__device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
-                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers) {
+/// By all 256 threads, before a block barrier that comes before estimate_tile (the encoder's
+/// first): clears what estimate_tile accumulates into, which saves that step a barrier of its own.
+__device__ __forceinline__ void begin_estimate(encode_shared& s) {
   for (std::uint32_t k = threadIdx.x; k < kMaxSymbols; k += kTileThreads) s.hist[k] = 0;
   if (threadIdx.x == 0) {
     s.best = ~std::uint64_t{0};
     s.top_width = 0;
   }
-  __syncthreads();
+}
+
+/// Steps 1-2, by all 256 threads after begin_estimate and a block barrier: histogram, literal
+/// count, estimated bytes (the same in every thread).
+template <class T>
+__device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
+                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers) {
   const std::uint32_t warp_width = __reduce_max_sync(warp::kFullMask, width);
   if (warp::lane_id() == 0) atomicMax(&s.top_width, warp_width);
   // The lanes of a warp holding the same symbol add it once (smooth data puts most of a warp's
@@ -194,16 +199,19 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
   }
   __syncthreads();
 
-  // Prefix sums over the literal bins (thread t: bin t).
+  // Prefix sums over the literal bins (thread t: bin t), both in one scan: the counts (a tile's
+  // deltas, below 2^14) in the low bits, c lg c (below 2^34: 8192 deltas of lg <= 14) above.
+  constexpr unsigned kCountBits = 14;
+  static_assert(format::kTileElements < (1u << kCountBits), "a tile's delta count fits the scan's low bits");
   const std::uint32_t c = s.hist[threadIdx.x];
-  std::uint64_t literal_total = 0, clogc_total = 0;
-  const std::uint64_t count_before = block_exclusive_sum(c, s.warp_u64, literal_total);
-  const std::uint64_t clogc_before = block_exclusive_sum(c_log_c(c), s.warp_u64, clogc_total);
-  s.score.count_before[threadIdx.x] = static_cast<std::uint32_t>(count_before);
-  s.score.clogc_before[threadIdx.x] = clogc_before;
+  std::uint64_t packed_total = 0;
+  const std::uint64_t packed_before = block_exclusive_sum(c_log_c(c) << kCountBits | c, s.warp_u64, packed_total);
+  constexpr std::uint64_t kCountMask = (std::uint64_t{1} << kCountBits) - 1;
+  s.score.count_before[threadIdx.x] = static_cast<std::uint32_t>(packed_before & kCountMask);
+  s.score.clogc_before[threadIdx.x] = packed_before >> kCountBits;
   if (threadIdx.x == 0) {
-    s.score.count_before[kMaxLiterals] = static_cast<std::uint32_t>(literal_total);
-    s.score.clogc_before[kMaxLiterals] = clogc_total;
+    s.score.count_before[kMaxLiterals] = static_cast<std::uint32_t>(packed_total & kCountMask);
+    s.score.clogc_before[kMaxLiterals] = packed_total >> kCountBits;
   }
   __syncthreads();
 
