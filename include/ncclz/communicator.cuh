@@ -125,8 +125,9 @@ struct communicator_config {
   /// The direct reductions move their payloads and size exchanges on streams of the device's
   /// greatest priority, joined to the caller's: where other work shares the GPU (the coding
   /// stream's, other processes' under MPS), the blocks of NCCL's kernels start ahead of queued
-  /// coding blocks. 4 ranks on one GPU (MPS, sockets), 256 MiB Adaptive allreduce in 4 parts:
-  /// transfers 11.7 -> 10.9 ms a call (docs/benchmarks.md).
+  /// coding blocks. 4 ranks on one GPU (MPS, sockets), 256 MiB Adaptive allreduce in 4 parts,
+  /// rows alternating in one call: 12.96-13.63 ms against 13.87-14.82 at the least priority
+  /// (docs/benchmarks.md).
   bool priority_transfers = true;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
