@@ -234,9 +234,7 @@ std::size_t check_round_trip(const std::vector<T>& in, double bound) {
   // Each tile's mode: a raw tile gives its values back bit for bit.
   std::vector<std::uint8_t> mode(h.tile_count);
   for (std::uint64_t t = 0; t < h.tile_count; ++t) {
-    std::uint32_t offset = 0;
-    std::memcpy(&offset, stream.data() + sizeof(fmt::chunk_header) + 4 * t, 4);
-    mode[t] = static_cast<std::uint8_t>(stream[sizeof(fmt::chunk_header) + std::uint64_t{offset} * 8]);
+    mode[t] = ncclz_test::tile_mode_of(stream, t);
     REQUIRE((mode[t] == static_cast<std::uint8_t>(ncclz::tile_mode::raw) ||
              (Codec::coder::codes_tiles && mode[t] == static_cast<std::uint8_t>(ncclz::tile_mode::fixed_length))));
   }

@@ -162,22 +162,22 @@ void require_decoded_as_quantized(const std::vector<T>& in, const std::vector<T>
   }
 }
 
-/// The mode byte of tile `t` of a chunk.
-inline std::uint8_t tile_mode_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
+/// Where tile `t` of a chunk starts, in bytes from the end of the chunk header (its table entry).
+inline std::uint64_t tile_offset_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
   std::uint32_t offset;
   std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * t, 4);
-  return static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + std::size_t{offset} * 8]);
+  return std::uint64_t{offset} * 8;
+}
+
+/// The mode byte of tile `t` of a chunk.
+inline std::uint8_t tile_mode_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
+  return static_cast<std::uint8_t>(chunk[sizeof(ncclz::format::chunk_header) + tile_offset_of(chunk, t)]);
 }
 
 /// The bytes tile `t` of a chunk takes (to the next tile, or to the end of the payload).
 inline std::uint64_t tile_bytes_of(const std::vector<std::byte>& chunk, std::uint64_t t) {
   const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
-  const auto offset_of = [&](std::uint64_t k) {
-    std::uint32_t offset;
-    std::memcpy(&offset, chunk.data() + sizeof(ncclz::format::chunk_header) + 4 * k, 4);
-    return std::uint64_t{offset} * 8;
-  };
-  return (t + 1 < h.tile_count ? offset_of(t + 1) : h.payload_bytes) - offset_of(t);
+  return (t + 1 < h.tile_count ? tile_offset_of(chunk, t + 1) : h.payload_bytes) - tile_offset_of(chunk, t);
 }
 
 /// How many tiles of a chunk are in each mode (index: the tile_mode byte).
