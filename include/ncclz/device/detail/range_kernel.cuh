@@ -99,9 +99,24 @@ __global__ void __launch_bounds__(kRangeThreads) range_kernel(const T* __restric
     hi = max(hi, static_cast<K>(__shfl_xor_sync(warp::kFullMask, hi, d)));
     not_lo = max(not_lo, static_cast<K>(__shfl_xor_sync(warp::kFullMask, not_lo, d)));
   }
-  if (warp::lane_id() == 0 && hi != 0) {
-    atomicMax(&keys->hi, static_cast<unsigned long long>(hi));
-    atomicMax(&keys->not_lo, static_cast<unsigned long long>(not_lo));
+  // One pair of atomics a block, not a warp: the grid's 8448 warps' atomics on the same two words
+  // took a third of the kernel (64 MiB f32: 32.7 -> 22.8 us, a plain read of it 22-24 us).
+  constexpr int kWarps = kRangeThreads / 32;
+  __shared__ K warp_hi[kWarps], warp_not_lo[kWarps];
+  if (warp::lane_id() == 0) {
+    warp_hi[threadIdx.x / 32] = hi;
+    warp_not_lo[threadIdx.x / 32] = not_lo;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (unsigned w = 1; w < blockDim.x / 32; ++w) {  // blockDim.x <= kRangeThreads (launch bounds)
+      hi = max(hi, warp_hi[w]);
+      not_lo = max(not_lo, warp_not_lo[w]);
+    }
+    if (hi != 0) {
+      atomicMax(&keys->hi, static_cast<unsigned long long>(hi));
+      atomicMax(&keys->not_lo, static_cast<unsigned long long>(not_lo));
+    }
   }
 }
 
