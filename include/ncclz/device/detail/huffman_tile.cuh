@@ -556,8 +556,16 @@ struct tile_words {
   const std::uint32_t* shared;
   std::uint32_t staged, count;
   __device__ std::uint32_t load(std::uint32_t k) const {
-    const std::uint32_t* from = k < staged ? shared : global;
-    return k < count ? from[k] : 0u;
+    // Two predicated loads, not one through a pointer chosen per word: that made every load a
+    // generic one, slower than a shared-memory load where the word is staged.
+    const std::uint32_t staged_word = k < staged ? shared[k] : 0u;
+    const std::uint32_t global_word = k >= staged && k < count ? __ldg(global + k) : 0u;
+    return staged_word | global_word;
+  }
+  /// Brings word k's line into L1 where it is read from global memory: a lane reads its stream
+  /// in order, and a miss stalls every lane of its warp.
+  __device__ void prefetch(std::uint32_t k) const {
+    if (k >= staged && k < count) asm volatile("prefetch.global.L1 [%0];" ::"l"(global + k));
   }
 };
 
@@ -566,25 +574,28 @@ struct staged_words {
   const std::uint32_t* shared;
   std::uint32_t count;
   __device__ std::uint32_t load(std::uint32_t k) const { return k < count ? shared[k] : 0u; }
+  __device__ void prefetch(std::uint32_t) const {}
 };
 
 /// By one lane: the deltas of a sub-block's stream, bits [begin, end), into row[i, count). Each
-/// step reads the 64 stream bits at `pos` (three words, funnel shifts) and looks up the next 11;
-/// the entry gives one code with its escape bits, or two or three literals. No branch on the data
-/// (selects and predicated stores): the step is a chain of two shared-memory loads and a few
-/// integer operations, where the bit reader it replaced, with a refill loop and an escape branch,
-/// issued about 140 instructions a step in a warp whose lanes had taken different paths (ncu:
-/// 85 M instructions for 2048 noise tiles). True when the codes end at `end` and no escape is
-/// malformed.
+/// step looks the next 11 stream bits up; the entry gives one code with its escape bits, or two or
+/// three literals. No branch on the data (selects and predicated stores), and one shared-memory
+/// load on the step's dependent chain: the stream words at and after the position sit in
+/// registers (w0..w3, the position within 32 bits of w0), and the two words after those are
+/// loaded at the start of the step, for the shift by up to two words at its end (a step takes at
+/// most 11 + 31 bits). The parse this replaced loaded the three words at its position each step,
+/// a second load on the chain. True when the codes end at `end` and no escape is malformed.
 template <class Words>
 __device__ __forceinline__ bool parse_subblock(const decode_shared& s, const Words& words, std::uint32_t begin,
                                                std::uint32_t end, std::uint32_t i, std::uint32_t count,
                                                std::uint32_t literals, std::uint32_t first_width, std::uint32_t* row) {
-  std::uint32_t pos = begin;
+  std::uint32_t pos = begin, k = begin / 32;
+  std::uint32_t w0 = words.load(k), w1 = words.load(k + 1), w2 = words.load(k + 2), w3 = words.load(k + 3);
   bool bad = false;
   while (i < count) {
-    const std::uint32_t k = pos / 32, o = pos % 32;
-    const std::uint32_t w0 = words.load(k), w1 = words.load(k + 1), w2 = words.load(k + 2);
+    const std::uint32_t w4 = words.load(k + 4), w5 = words.load(k + 5);  // used at the step's end
+    words.prefetch(k + 64);
+    const std::uint32_t o = pos % 32;
     const std::uint32_t lo = __funnelshift_r(w0, w1, o), hi = __funnelshift_r(w1, w2, o);
     const std::uint32_t entry = s.table[lo & ((1u << kMaxCodeLength) - 1)];
     const std::uint32_t extra = entry >> table_entry::kExtraShift;
@@ -596,13 +607,21 @@ __device__ __forceinline__ bool parse_subblock(const decode_shared& s, const Wor
     const std::uint32_t bits = escape ? (entry >> table_entry::kEscapeBitsShift) & 0x1Fu : 0u;
     const std::uint32_t low = __funnelshift_r(lo, hi, len) & ((1u << bits) - 1u);
     const bool wide = (entry >> table_entry::kWideShift) & 1u;
-    bad |= escape && !wide && bit_width(literals + low) != first_width;
+    // A first-class escape stands for L + low, which must keep L's bit width: below 2^first_width
+    // (a comparison, not a bit width: no branch around a FLO on the step's path).
+    bad |= escape && !wide && ((literals + low) >> first_width) != 0;
     z = escape ? (wide ? 1u << bits : literals) + low : z;
     pos += len + bits;
     row[i] = z;
     if (several) row[i + 1] = (entry >> table_entry::kSecondShift) & 0xFFu;
     if (several && extra == 2) row[i + 2] = (entry >> table_entry::kThirdShift) & 0xFFu;
     i += several ? extra + 1 : 1u;
+    const std::uint32_t shift = pos / 32 - k;  // 0, 1 or 2 words
+    k += shift;
+    w0 = shift == 0 ? w0 : shift == 1 ? w1 : w2;
+    w1 = shift == 0 ? w1 : shift == 1 ? w2 : w3;
+    w2 = shift == 0 ? w2 : shift == 1 ? w3 : w4;
+    w3 = shift == 0 ? w3 : shift == 1 ? w4 : w5;
   }
   return !bad && pos == end;
 }
