@@ -155,6 +155,46 @@ TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas ar
   REQUIRE(ncclz::format::zero_run_worth_trying(1, 0, 1));
 }
 
+TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins", "[codec][adaptive]") {
+  // format::huffman::gate_tile_bytes decides from a sample whether huffman's estimate is worth
+  // making. On dense data, where huffman wins by a few percent if at all, it must err low: below
+  // the estimate (the first gate, which counted a codebook of 4 bits a sampled symbol, came out
+  // above it on noise at REL 1e-3 and stopped tiles huffman won). Everywhere, a tile whose
+  // estimate is under 15/16 of fixed_length's bar must pass it.
+  namespace hh = ncclz::host::detail::huffman;
+  using C = Rel<ncclz::Adaptive>;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::size_t n = 8 * 8192;
+  std::size_t clear_wins = 0;
+  for (const data d : {data::smooth, data::skewed, data::noise, data::with_outliers}) {
+    for (const double bound : {1e-2, 1e-3, 1e-4}) {
+      CAPTURE(name_of(d), bound);
+      const std::vector<float> in = make<float>(d, n, g);
+      const ncclz::quant_params<float> p = ncclz_test::params_for<C>(in, bound);
+      for (std::size_t t = 0; t < n / 8192; ++t) {
+        const std::span<const float> v(in.data() + t * 8192, 8192);
+        const std::uint64_t bar = ncclz::format::entropy_bar(ncclz::host::detail::fixed_length_tile<C>(v, p).size());
+        const hh::tile_deltas deltas = hh::deltas_of<C>(v, p);
+        const auto hist = hh::histogram(deltas.zigzagged);
+        const std::uint32_t literals = hh::choose_literals(hist);
+        const std::uint64_t estimate = ncclz::format::huffman::estimated_tile_bytes(
+            hh::estimated_bits(hist, literals), static_cast<std::uint32_t>(hh::symbol_counts(hist, literals).size()), 8192,
+            static_cast<std::uint32_t>(deltas.outlier_index.size()), sizeof(float));
+        const std::uint64_t gate = hh::gate_tile_bytes(deltas, 8192, sizeof(float));
+        CAPTURE(t, bar, gate, estimate);
+        if (d == data::noise) REQUIRE(gate <= estimate);
+        if (16 * estimate < 15 * bar) {
+          ++clear_wins;
+          REQUIRE(gate < bar);
+        }
+      }
+    }
+  }
+  REQUIRE(clear_wins > 0);
+}
+
 TEMPLATE_TEST_CASE("adaptive: a corrupted chunk is rejected or decoded, never read out of bounds", "[codec][adaptive][errors]",
                    float, __half) {
   using T = TestType;

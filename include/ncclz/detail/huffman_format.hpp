@@ -88,6 +88,29 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
   return tile_layout_of(symbols, subblock_count(elements), bits > lengths ? bits - lengths : 0, outliers, value_bytes).total;
 }
 
+/// Adaptive's gate before the huffman estimate: a sample of the tile's coded deltas, those of
+/// elements 1, 5, 9, ... (every kGateStride-th, from element 1), counted under 256 literals. Only
+/// where the sample's estimate (gate_tile_bytes) comes under what huffman must beat is the whole
+/// tile counted and estimated. Counting every delta was most of the selector's time where it keeps
+/// fixed_length (smooth field at REL 1e-4: Adaptive encoded at 441 GB/s, FixedLength at 710).
+inline constexpr std::uint32_t kGateStride = 4;
+/// Whether element e of a tile is in the gate's sample.
+constexpr bool in_gate_sample(std::uint32_t element) { return element % kGateStride == 1; }
+
+/// The gate's estimate of a huffman tile of `elements` values from its sample of `sampled` deltas
+/// under 256 literals: the sample's order-0 entropy (sampled lg sampled - `sum_c_log_c`, 16.16)
+/// and escape bits (`extra`) scaled to the tile's coded deltas, with one stored code length. It
+/// errs low, toward estimating: 256 literals split the deltas at least as finely as any other
+/// choice, whose escapes cost at least what that split saves; the codebook is left out; and a
+/// sample misses rare values.
+constexpr std::uint64_t gate_tile_bytes(std::uint64_t sum_c_log_c, std::uint64_t extra, std::uint32_t sampled,
+                                        std::uint32_t elements, std::uint32_t outliers, std::uint32_t value_bytes) {
+  const std::uint64_t coded = elements > 0 ? elements - 1 : 0;
+  const std::uint64_t entropy = sampled == 0 ? 0 : std::uint64_t{sampled} * log2_fixed(sampled) - sum_c_log_c;
+  const std::uint64_t bits = sampled == 0 ? 0 : (entropy + (extra << 16)) * coded / sampled;
+  return tile_layout_of(1, subblock_count(elements), bits >> 16, outliers, value_bytes).total;
+}
+
 /// The fewest bytes a huffman tile of `elements` values can take when its coded deltas (all but
 /// element 0's) are not all alike: some zero and some not, so two symbols or more and every coded
 /// delta costs a bit or more. A selector that already holds a smaller tile of another mode needs

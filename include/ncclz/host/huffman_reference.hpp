@@ -118,6 +118,24 @@ inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>
   return entropy + ((extra + kBitsPerCodeLength * counts.size()) << 16);
 }
 
+/// Adaptive's gate (format::huffman::gate_tile_bytes): the bytes a huffman tile of these deltas
+/// is estimated at from the sample of them the gate counts.
+inline std::uint64_t gate_tile_bytes(const tile_deltas& d, std::uint32_t elements, std::uint32_t value_bytes) {
+  std::array<std::uint32_t, kMaxSymbols> hist{};
+  for (std::size_t j = 0; j < d.zigzagged.size(); ++j) {
+    if (in_gate_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
+  }
+  std::uint64_t sum_c_log_c = 0, extra = 0;
+  std::uint32_t sampled = 0;
+  for (std::uint32_t s = 0; s < kMaxSymbols; ++s) {
+    sum_c_log_c += c_log_c(hist[s]);
+    sampled += hist[s];
+    if (s >= kMaxLiterals) extra += std::uint64_t{hist[s]} * escape_bits(class_width(s, kMaxLiterals), kMaxLiterals);
+  }
+  return format::huffman::gate_tile_bytes(sum_c_log_c, extra, sampled, elements,
+                                          static_cast<std::uint32_t>(d.outlier_index.size()), value_bytes);
+}
+
 /// The literal count L (1..256) the encoder uses: the one whose estimated_bits is least, the
 /// smallest on a tie. Integer-only, so the device's choice is the same.
 inline std::uint32_t choose_literals(const std::array<std::uint32_t, kMaxSymbols>& hist) {

@@ -107,8 +107,8 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
 /// coder tries, where a huffman or zero_run tile must come under format::entropy_bar of the
 /// fixed_length one to replace it, or raw when that is no larger; ties go to the earlier mode
 /// (fixed_length, huffman, zero_run). As on the device, zero_run is measured before huffman's
-/// codebook is built, and that is built only when its estimate beats both fixed_length's bar and
-/// zero_run. `block_p`: as in fixed_length_tile.
+/// codebook is built, and that is built only when its estimate (and, for Adaptive, its gate's
+/// before it) beats both fixed_length's bar and zero_run. `block_p`: as in fixed_length_tile.
 template <class Codec, class T>
 std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, std::vector<std::byte>& out,
                           std::uint64_t at, const quant_params<T>* block_p = nullptr) {
@@ -138,14 +138,19 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   }
   if constexpr (Coder::tries_huffman) {
     const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p, block_p);
-    const auto hist = huffman::histogram(d.zigzagged);
-    const std::uint32_t literals = huffman::choose_literals(hist);
-    const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
-    const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
-        huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-    const bool beats_fixed = !have || estimate < bar;
-    const bool beats_zero_run = zero_run_tile.empty() || estimate < zero_run_tile.size();
-    if (beats_fixed && beats_zero_run) consider(huffman::encode_tile_with<T>(values, d, literals));
+    const auto beats_the_others = [&](std::uint64_t bytes) {
+      return (!have || bytes < bar) && (zero_run_tile.empty() || bytes < zero_run_tile.size());
+    };
+    // Adaptive estimates only where its gate's sample does not already put huffman over what it
+    // must beat (format::huffman::gate_tile_bytes).
+    if (!Coder::tries_fixed_length || beats_the_others(huffman::gate_tile_bytes(d, elements, sizeof(T)))) {
+      const auto hist = huffman::histogram(d.zigzagged);
+      const std::uint32_t literals = huffman::choose_literals(hist);
+      const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
+      const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
+          huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
+      if (beats_the_others(estimate)) consider(huffman::encode_tile_with<T>(values, d, literals));
+    }
   }
   if (!zero_run_tile.empty()) consider(std::move(zero_run_tile));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));

@@ -352,9 +352,14 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   [[maybe_unused]] huffman::plan huffman_plan{};
   [[maybe_unused]] std::uint32_t huffman_offset = 0;
   if constexpr (Coder::tries_huffman) {
-    if (kCodeTiles && !huffman_cannot_win) {
-      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, width, elements, outliers);
-      if (e.bytes < min(entropy_bar, zero_run_plan.bytes)) {
+    // Adaptive estimates only where its gate's sample does not already put huffman over what it
+    // must beat (format::huffman::gate_tile_bytes).
+    constexpr bool kGate = Coder::tries_fixed_length;
+    const std::uint64_t to_beat = min(entropy_bar, zero_run_plan.bytes);
+    if (kCodeTiles && !huffman_cannot_win &&
+        (!kGate || huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers) < to_beat)) {
+      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, width, elements, outliers, kGate);
+      if (e.bytes < to_beat) {
         huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
         if (huffman_plan.layout.total < entropy_bar) {
           mode = tile_mode::huffman;

@@ -106,6 +106,7 @@ struct encode_shared {
   std::uint32_t emit[kMaxSymbols];     ///< emit_entry: what the stream holds for the symbol
   std::uint8_t length[kMaxSymbols];    ///< as stored (0 = unused)
   std::uint64_t warp_u64[kTileWarps];
+  std::uint32_t gate_sums[2][kTileWarps];  ///< gate_tile_bytes' per-warp sums
   std::uint32_t warp_u32[kTileWarps];
   std::uint16_t subblock_bits[kTileSubblocks];
   std::uint64_t best;  ///< (estimated bits << 9) | (L - 1)
@@ -181,22 +182,70 @@ __device__ __forceinline__ void begin_estimate(encode_shared& s) {
   }
 }
 
-/// Steps 1-2, by all 256 threads after begin_estimate and a block barrier: histogram, literal
-/// count, estimated bytes (the same in every thread).
-template <class T>
-__device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
-                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers) {
-  const std::uint32_t warp_width = __reduce_max_sync(warp::kFullMask, width);
-  if (warp::lane_id() == 0) atomicMax(&s.top_width, warp_width);
-  // The lanes of a warp holding the same symbol add it once (smooth data puts most of a warp's
-  // deltas in a few bins, where one atomic a lane would serialize).
-  const std::uint32_t lanes_below = (1u << warp::lane_id()) - 1u;
+/// Which of a thread's deltas count_deltas adds: all, the gate's sample, or the others.
+enum class delta_set { all, sample, rest };
+
+/// Adds this thread's coded deltas of `which` set to s.hist (under 256 literals).
+template <delta_set kWhich>
+__device__ __forceinline__ void count_deltas(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count) {
+  // One shared-memory atomic a delta. Lanes holding the same symbol used to add it once
+  // (__match_any_sync first), but the match cost more than the atomics it saved (64 MiB, REL 1e-3,
+  // Huffman encode: tiled fields 378-381 -> 393-396 GB/s, noise 297-300 -> 350-352).
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    const std::uint32_t sym = coded(i, count) ? symbol_of(zz[i], kMaxLiterals) : ~0u;
-    const std::uint32_t peers = __match_any_sync(warp::kFullMask, sym);
-    if (sym != ~0u && (peers & lanes_below) == 0) atomicAdd(&s.hist[sym], static_cast<std::uint32_t>(__popc(peers)));
+    // Blocks start at multiples of 32 elements: element 32b + i is in the sample where i is.
+    if (kWhich != delta_set::all && in_gate_sample(static_cast<std::uint32_t>(i)) != (kWhich == delta_set::sample)) continue;
+    if (coded(i, count)) atomicAdd(&s.hist[symbol_of(zz[i], kMaxLiterals)], 1u);
   }
+}
+
+/// Adaptive's gate (format::huffman::gate_tile_bytes), by all 256 threads after begin_estimate and
+/// a block barrier: counts the sample's deltas into s.hist and returns the bytes the sample
+/// estimates a huffman tile at (the same in every thread). estimate_tile(..., true) counts the rest.
+template <class T>
+__device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
+                                                         std::uint32_t elements, std::uint32_t outliers) {
+  count_deltas<delta_set::sample>(s, zz, count);
+  __syncthreads();
+  // Thread t: bin t, and for t < 24 the escape class bin 256 + t. Every sum fits 32 bits: c lg c
+  // sums to at most S lg S < 2^31 (16.16, S <= 2048 sampled deltas); the sampled deltas (below
+  // 2^12) and their escape bits (below 2^16: 31 bits each at most) share one word.
+  const std::uint32_t c = s.hist[threadIdx.x];
+  auto clogc = static_cast<std::uint32_t>(c_log_c(c));
+  std::uint32_t packed = c;
+  if (threadIdx.x < kMaxSymbols - kMaxLiterals) {
+    const std::uint32_t sym = kMaxLiterals + threadIdx.x, n = s.hist[sym];
+    clogc += static_cast<std::uint32_t>(c_log_c(n));
+    packed += n | n * escape_bits(class_width(sym, kMaxLiterals), kMaxLiterals) << 12;
+  }
+  clogc = __reduce_add_sync(warp::kFullMask, clogc);
+  packed = __reduce_add_sync(warp::kFullMask, packed);
+  if (warp::lane_id() == 0) {
+    s.gate_sums[0][threadIdx.x / 32] = clogc;
+    s.gate_sums[1][threadIdx.x / 32] = packed;
+  }
+  __syncthreads();
+  clogc = 0;
+  packed = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) {
+    clogc += s.gate_sums[0][w];
+    packed += s.gate_sums[1][w];
+  }
+  return format::huffman::gate_tile_bytes(clogc, packed >> 12, static_cast<std::uint32_t>(packed & 0xFFFu), elements,
+                                          outliers, sizeof(T));
+}
+
+/// Steps 1-2, by all 256 threads after begin_estimate and a block barrier (after gate_tile_bytes
+/// where `sample_counted`): histogram, literal count, estimated bytes (the same in every thread).
+template <class T>
+__device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
+                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers,
+                                                  bool sample_counted = false) {
+  const std::uint32_t warp_width = __reduce_max_sync(warp::kFullMask, width);
+  if (warp::lane_id() == 0) atomicMax(&s.top_width, warp_width);
+  if (sample_counted) count_deltas<delta_set::rest>(s, zz, count);
+  else count_deltas<delta_set::all>(s, zz, count);
   __syncthreads();
 
   // Prefix sums over the literal bins (thread t: bin t), both in one scan: the counts (a tile's
