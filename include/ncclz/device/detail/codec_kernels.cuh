@@ -146,8 +146,12 @@ using encode_shared = std::conditional_t<
                        std::conditional_t<Coder::tries_zero_run, encode_shared_zero_run, encode_shared_common>>>;
 
 /// Registers per thread the encode kernel may use: the entropy modes need more than fixed_length.
+/// Adaptive takes fixed_length's 64 (4 blocks an SM, some spills) as it keeps fixed_length on
+/// many tiles, where the fourth block pays (64 MiB, REL 1e-4, smooth field: 644-654 -> 675-679
+/// GB/s; noise 301-306 -> 341; the tiled fields within 3% either way).
 template <class Codec, class T>
 constexpr int encode_min_blocks() {
+  if constexpr (Codec::coder::tries_huffman && Codec::coder::tries_zero_run) return sizeof(T) <= 4 ? 4 : 3;
   if constexpr (Codec::coder::tries_huffman || Codec::coder::tries_zero_run) return 3;
   else return sizeof(T) <= 4 ? 4 : 3;
 }
