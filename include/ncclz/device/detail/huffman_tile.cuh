@@ -210,6 +210,7 @@ __device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const
   // Thread t: bin t, and for t < 24 the escape class bin 256 + t. Every sum fits 32 bits: c lg c
   // sums to at most S lg S < 2^31 (16.16, S <= 2048 sampled deltas); the sampled deltas (below
   // 2^12) and their escape bits (below 2^16: 31 bits each at most) share one word.
+  static_assert(format::kTileElements / kGateStride <= 2048, "the gate's sums fit 32 bits");
   const std::uint32_t c = s.hist[threadIdx.x];
   auto clogc = static_cast<std::uint32_t>(c_log_c(c));
   std::uint32_t packed = c;
