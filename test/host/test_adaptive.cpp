@@ -177,11 +177,7 @@ TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wi
         const std::span<const float> v(in.data() + t * 8192, 8192);
         const std::uint64_t bar = ncclz::format::entropy_bar(ncclz::host::detail::fixed_length_tile<C>(v, p).size());
         const hh::tile_deltas deltas = hh::deltas_of<C>(v, p);
-        const auto hist = hh::histogram(deltas.zigzagged);
-        const std::uint32_t literals = hh::choose_literals(hist);
-        const std::uint64_t estimate = ncclz::format::huffman::estimated_tile_bytes(
-            hh::estimated_bits(hist, literals), static_cast<std::uint32_t>(hh::symbol_counts(hist, literals).size()), 8192,
-            static_cast<std::uint32_t>(deltas.outlier_index.size()), sizeof(float));
+        const std::uint64_t estimate = hh::estimate_tile(deltas, 8192, sizeof(float)).bytes;
         const std::uint64_t gate = hh::gate_tile_bytes(deltas, 8192, sizeof(float));
         CAPTURE(t, bar, gate, estimate);
         if (d == data::noise) REQUIRE(gate <= estimate);

@@ -151,6 +151,20 @@ inline std::uint32_t choose_literals(const std::array<std::uint32_t, kMaxSymbols
   return best;
 }
 
+/// What a selector weighs before it builds a huffman tile of these deltas: the literal count the
+/// encoder chooses and the bytes format::huffman::estimated_tile_bytes puts the tile at.
+struct tile_estimate {
+  std::uint32_t literals;
+  std::uint64_t bytes;
+};
+inline tile_estimate estimate_tile(const tile_deltas& d, std::uint32_t elements, std::uint32_t value_bytes) {
+  const auto hist = histogram(d.zigzagged);
+  const std::uint32_t literals = choose_literals(hist);
+  const auto symbols = static_cast<std::uint32_t>(symbol_counts(hist, literals).size());
+  return {literals, format::huffman::estimated_tile_bytes(estimated_bits(hist, literals), symbols, elements,
+                                                          static_cast<std::uint32_t>(d.outlier_index.size()), value_bytes)};
+}
+
 /// Code lengths (0 = unused) of a Huffman code limited to `max_length` bits. Deterministic:
 /// 1. used symbols sorted by (count, symbol); a two-queue Huffman merge that takes the leaf when a
 ///    leaf and a merged node weigh the same gives each leaf a depth;

@@ -144,12 +144,8 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     // Adaptive estimates only where its gate's sample does not already put huffman over what it
     // must beat (format::huffman::gate_tile_bytes).
     if (!Coder::tries_fixed_length || beats_the_others(huffman::gate_tile_bytes(d, elements, sizeof(T)))) {
-      const auto hist = huffman::histogram(d.zigzagged);
-      const std::uint32_t literals = huffman::choose_literals(hist);
-      const auto symbols = static_cast<std::uint32_t>(huffman::symbol_counts(hist, literals).size());
-      const std::uint64_t estimate = format::huffman::estimated_tile_bytes(
-          huffman::estimated_bits(hist, literals), symbols, elements, static_cast<std::uint32_t>(d.outlier_index.size()), sizeof(T));
-      if (beats_the_others(estimate)) consider(huffman::encode_tile_with<T>(values, d, literals));
+      const huffman::tile_estimate e = huffman::estimate_tile(d, elements, sizeof(T));
+      if (beats_the_others(e.bytes)) consider(huffman::encode_tile_with<T>(values, d, e.literals));
     }
   }
   if (!zero_run_tile.empty()) consider(std::move(zero_run_tile));
