@@ -36,7 +36,7 @@ NCCLZ_HOST_DEVICE constexpr bool is_known_coder(std::uint8_t v) { return v <= st
 enum class tile_mode : std::uint8_t {
   raw = 0,           ///< the input values, bit for bit
   fixed_length = 1,  ///< width bytes, bit planes of zig-zagged code deltas, outlier list
-  huffman = 2,       ///< per-tile canonical Huffman code of the deltas, 32 sub-block streams, outlier list
+  huffman = 2,       ///< per-tile canonical Huffman code of the deltas, 32 or 64 sub-block streams, outlier list
   zero_run = 3,      ///< Rice-coded runs of zero codes or deltas, 32 sub-block streams, outlier list
 };
 

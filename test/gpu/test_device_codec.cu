@@ -284,6 +284,20 @@ TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes a
   require_device_matches_host<Codec>(in, 1e-3);
 }
 
+TEMPLATE_TEST_CASE("wide huffman tiles (sub-blocks of 128) decode on the device as on the host", "[gpu][codec]",
+                   RelHuf, RelAd) {
+  using Codec = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  // Skewed codes at REL 1e-5: over 8 bits a value, so each huffman tile codes its stream in 64
+  // sub-blocks, which warps 0 and 1 parse.
+  const std::vector<float> in = make_input<float>(shape::skewed, 20 * 8192 + 5, rng);
+  const std::vector<std::byte> chunk = ncclz::host::compress<Codec>(std::span<const float>(in), 1e-5);
+  REQUIRE(ncclz_test::halved_huffman_tiles(chunk) > 10);
+  require_device_matches_host<Codec>(in, 1e-5);
+}
+
 /// Flips 1-3 random bits of `good` (a chunk of `in` under Codec) 300 times; the device must reject
 /// exactly the chunks the host rejects and decode the others to the host's bits.
 template <class Codec, class T>
@@ -336,6 +350,10 @@ TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chu
   const std::vector<std::byte> good = ncclz::host::compress<RelHuf>(std::span<const T>(in), 1e-3);
   REQUIRE(tile_modes(good)[static_cast<int>(ncclz::tile_mode::huffman)] > 0);
   require_same_verdicts_on_corruption<RelHuf>(in, good, rng);
+  // At REL 1e-5 the tiles are halved (over 8 bits a value): warps 0 and 1 parse them.
+  const std::vector<std::byte> wide = ncclz::host::compress<RelHuf>(std::span<const T>(in), 1e-5);
+  REQUIRE(ncclz_test::halved_huffman_tiles(wide) > 0);
+  require_same_verdicts_on_corruption<RelHuf>(in, wide, rng);
 }
 
 TEMPLATE_TEST_CASE("device decoder agrees with the host on adaptive chunks with few huffman tiles", "[gpu][codec]",
@@ -366,6 +384,11 @@ TEMPLATE_TEST_CASE("device decoder agrees with the host on adaptive chunks with 
   REQUIRE(sampled_huffman <= 1);
   require_device_matches_host<RelAd>(in, 1e-3);
   require_same_verdicts_on_corruption<RelAd>(in, good, rng);
+  // The same at REL 1e-5, where the two huffman tiles are halved (64 sub-blocks over 8 warps).
+  const std::vector<std::byte> wide = ncclz::host::compress<RelAd>(std::span<const T>(in), 1e-5);
+  REQUIRE(ncclz_test::halved_huffman_tiles(wide) > 0);
+  require_device_matches_host<RelAd>(in, 1e-5);
+  require_same_verdicts_on_corruption<RelAd>(in, wide, rng);
 }
 
 TEST_CASE("device codec round-trips an input over 1 GiB within the bound", "[gpu][codec][large]") {

@@ -96,7 +96,7 @@ bool has_escapes(const bytes& tile) {
 template <class T>
 hf::tile_layout layout_of(const bytes& tile, std::uint32_t elements) {
   const auto hh = huffman_header_of(tile);
-  const std::uint32_t subblocks = hf::subblock_count(elements);
+  const std::uint32_t subblocks = hf::tile_subblocks(elements, (hh.flags & hf::kHalvedSubblocks) != 0);
   const std::uint64_t sizes = hf::tile_layout_of(hh.symbols, subblocks, 0, 0, sizeof(T)).subblock_bits;
   std::uint64_t stream_bits = 0;
   for (std::uint32_t b = 0; b < subblocks; ++b) stream_bits += load<std::uint16_t>(tile, sizes + 2 * b);
@@ -386,6 +386,40 @@ TEST_CASE("huffman tile: round trips of skewed, uniform, single-symbol, all-esca
   }
 }
 
+TEST_CASE("huffman tile: a stream of 8 bits a value or more is cut in sub-blocks of 128, others in 256s",
+          "[huffman][round_trip]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const auto wide_codes = [&](std::uint32_t m) {  // uniform deltas of +-2^12: about 13 bits a value
+    std::vector<double> v(m);
+    double code = 0;
+    for (auto& x : v) x = code += static_cast<double>(static_cast<std::int32_t>(g() % (1u << 13)) - (1 << 12));
+    return v;
+  };
+  const auto halved = [](const bytes& tile) { return (huffman_header_of(tile).flags & hf::kHalvedSubblocks) != 0; };
+  for (const std::uint32_t m : {2u, 128u, 129u, 255u, 256u, 257u, 1000u, 8191u, 8192u}) {
+    CAPTURE(m);
+    const bytes wide = check_codes(wide_codes(m));
+    const hf::tile_layout l = layout_of<double>(wide, m);
+    REQUIRE(halved(wide) == (m > 128));
+    REQUIRE(halved(wide) == hf::halves_subblocks(8 * (l.outlier_index - l.stream), m));  // padded bits: far from the line here
+    REQUIRE(l.total == wide.size());
+    const bytes narrow = check_codes(geometric_codes(m, 0.5, g));
+    REQUIRE_FALSE(halved(narrow));
+  }
+  // The flag decides where every sub-block starts: cleared on a halved tile, the lengths of
+  // 128-value halves are read as those of 256 values, which the codes do not fill.
+  const std::vector<double> v = wide_codes(fmt::kTileElements);
+  bytes tile = check_codes(v);
+  REQUIRE(halved(tile));
+  REQUIRE(layout_of<double>(tile, fmt::kTileElements).stream - layout_of<double>(tile, fmt::kTileElements).subblock_bits ==
+          2 * hf::kMaxTileSubblocks);
+  tile[11] = std::byte{0};
+  const std::string error = decode_error<AbsFixed, double>(tile, v.size(), exact_codes());
+  REQUIRE_THAT(error, Contains("sub-block") || Contains("truncated"));
+}
+
 TEST_CASE("huffman tile: never under least_tile_bytes where some coded deltas are zero and some are not (the selector skips it there)",
           "[huffman][size]") {
   const std::uint64_t seed = fresh_seed();
@@ -489,7 +523,7 @@ TEST_CASE("huffman tile: each corrupt field is a format_error that says what is 
   };
   REQUIRE_THAT(with([](bytes& t) { t[0] = std::byte{1}; }), Contains("not a huffman tile"));
   REQUIRE_THAT(with([](bytes& t) { t[1] = std::byte{1}; }), Contains("reserved"));
-  REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{1}; }), Contains("reserved"));
+  REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{2}; }), Contains("flags"));
   const std::uint32_t literals = huffman_header_of(tile).last_literal + 1u;
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(literals - 1)); }), Contains("symbol count"));
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(hf::max_symbols(literals) + 1)); }),
@@ -576,7 +610,8 @@ sizes measure(const std::vector<float>& in, double bound) {
     s.fixed += fixed;
     s.huffman += tile.size();
     s.best += std::min<std::uint64_t>(fixed, tile.size());
-    s.overhead += hf::tile_layout_of(hh.symbols, hf::subblock_count(static_cast<std::uint32_t>(values.size())), 0, 0, 4).stream;
+    const bool halved = (hh.flags & hf::kHalvedSubblocks) != 0;
+    s.overhead += hf::tile_layout_of(hh.symbols, hf::tile_subblocks(static_cast<std::uint32_t>(values.size()), halved), 0, 0, 4).stream;
     const auto hist = hf::histogram(hf::deltas_of<Codec>(values, p).zigzagged);
     for (std::uint32_t sym = 0; sym < hist.size(); ++sym) {
       const double c = hist[sym];

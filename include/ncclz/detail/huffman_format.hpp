@@ -24,13 +24,32 @@ static_assert(kSubblockElements * (kMaxCodeLength + kMaxExtraBits) <= 0xFFFF, "a
 /// Codebook cost of one more symbol (a 4-bit length): what the alphabet choice weighs escapes against.
 inline constexpr std::uint64_t kBitsPerCodeLength = 4;
 
+/// huffman_header::flags: the tile's sub-blocks are halves, 128 values each (64 a full tile).
+inline constexpr std::uint8_t kHalvedSubblocks = 1;
+inline constexpr std::uint32_t kHalfSubblockElements = kSubblockElements / 2;
+inline constexpr std::uint32_t kMaxTileSubblocks = 2 * kTileSubblocks;  // 64
+
 /// Follows the tile header.
 struct huffman_header {
   std::uint16_t symbols;      ///< code lengths stored: the literals, then escape classes
   std::uint8_t last_literal;  ///< L - 1: deltas below L (1..256) are literals, the others escape by width
-  std::uint8_t reserved;      ///< zero
+  std::uint8_t flags;         ///< kHalvedSubblocks or zero
 };
 static_assert(sizeof(huffman_header) == 4);
+
+/// A decoder parses each sub-block's stream on one thread, a code at a time, so a tile's parse is
+/// as long as its sub-blocks: a wide stream (8 bits a value or more: noise, fine bounds) is coded
+/// in twice the sub-blocks, which the device parses with twice the warps, for one more u16 a
+/// sub-block (at most 16 bits in 2048, 0.8%). Narrower streams keep the 256s: their parse takes
+/// two or three short codes a step, and their extra lengths would cost more of a smaller tile.
+inline constexpr std::uint64_t kHalvingBitsPerValue = 8;
+constexpr bool halves_subblocks(std::uint64_t stream_bits, std::uint32_t elements) {
+  return elements > kHalfSubblockElements && stream_bits >= kHalvingBitsPerValue * elements;
+}
+constexpr std::uint32_t subblock_elements(bool halved) { return halved ? kHalfSubblockElements : kSubblockElements; }
+constexpr std::uint32_t tile_subblocks(std::uint32_t elements, bool halved) {
+  return (elements + subblock_elements(halved) - 1) / subblock_elements(halved);
+}
 
 /// Where the parts of a huffman tile start, relative to the tile, and its total size.
 struct tile_layout : stream_tail {
@@ -85,7 +104,10 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
                                              std::uint32_t outliers, std::uint32_t value_bytes) {
   const std::uint64_t bits = estimated_bits >> 16;
   const std::uint64_t lengths = kBitsPerCodeLength * symbols;
-  return tile_layout_of(symbols, subblock_count(elements), bits > lengths ? bits - lengths : 0, outliers, value_bytes).total;
+  const std::uint64_t stream_bits = bits > lengths ? bits - lengths : 0;
+  return tile_layout_of(symbols, tile_subblocks(elements, halves_subblocks(stream_bits, elements)), stream_bits, outliers,
+                        value_bytes)
+      .total;
 }
 
 /// Adaptive's gate before the huffman estimate: a sample of the tile's coded deltas, those of

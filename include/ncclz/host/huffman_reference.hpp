@@ -6,10 +6,11 @@
 // for the coders that try huffman tiles (EntropyCoder<Huffman>, <Adaptive>); the layout and the
 // integer rules both sides share are in detail/huffman_format.hpp.
 //
-// What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256, each a
-// self-contained bit stream whose length is stored, so the 32 lanes of a warp decode one tile
-// independently, lane k sub-block k, after one warp scan of the lengths (an escaped delta's bits
-// sit inline after its escape code: no cross-sub-block index); codes are at
+// What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256 (64 of
+// 128 where the stream is wide), each a self-contained bit stream whose length is stored, so the
+// lanes of one or two warps decode one tile independently, a sub-block each, after one warp scan
+// of the lengths (an escaped delta's bits sit inline after its escape code: no cross-sub-block
+// index); codes are at
 // most 11 bits, so a decoder resolves each one with a single lookup in a 2048-entry table built
 // from the code lengths in shared memory; and the codebook is derived only from integer counts,
 // with every tie broken by symbol value, so a device build reproduces it exactly.
@@ -38,10 +39,10 @@ using namespace ncclz::format::huffman;  // the layout and integer rules the dev
 inline constexpr std::uint8_t kTileMode = static_cast<std::uint8_t>(tile_mode::huffman);
 
 /// The largest huffman tile of `elements` values: every symbol, every code at the longest length
-/// followed by 31 escape bits, every value an outlier. (Real tiles never reach it; the selector
+/// followed by 31 escape bits, in half sub-blocks, every value an outlier. (Real tiles never reach it; the selector
 /// stores a tile raw or fixed-length whenever that is smaller.)
 constexpr std::uint64_t max_tile_bytes(std::uint32_t elements, std::uint32_t value_bytes) {
-  return tile_layout_of(kMaxSymbols, subblock_count(elements), std::uint64_t{elements} * (kMaxCodeLength + kMaxExtraBits),
+  return tile_layout_of(kMaxSymbols, tile_subblocks(elements, true), std::uint64_t{elements} * (kMaxCodeLength + kMaxExtraBits),
                         elements, value_bytes)
       .total;
 }
@@ -306,12 +307,12 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_de
   const codebook book = canonical_codebook(limited_code_lengths(counts), 0, elements <= 1);
   const auto symbols = static_cast<std::uint32_t>(counts.size());
 
-  const std::uint32_t subblocks = subblock_count(elements);
+  // The stream is the same however it is cut: code it once, noting where each half sub-block
+  // ends, then cut it in halves or in 256s (halves_subblocks).
   bit_writer stream;
-  std::vector<std::uint16_t> subblock_bits(subblocks);
-  for (std::uint32_t b = 0; b < subblocks; ++b) {
-    const std::uint64_t start = stream.size();
-    for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
+  std::vector<std::uint64_t> half_end(tile_subblocks(elements, true));
+  for (std::uint32_t h = 0; h < half_end.size(); ++h) {
+    for (std::uint32_t i = std::max(1u, h * kHalfSubblockElements); i < std::min(elements, (h + 1) * kHalfSubblockElements); ++i) {
       const std::uint32_t z = d.zigzagged[i - 1];
       const std::uint32_t symbol = symbol_of(z, literals);
       stream.put(book.codes[symbol], book.emitted[symbol]);
@@ -320,14 +321,23 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_de
         stream.put(escape_value(z, literals), escape_bits(width, literals));
       }
     }
-    subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= 256 * (12 + 31)
+    half_end[h] = stream.size();
+  }
+  const bool halved = halves_subblocks(stream.size(), elements);
+  const std::uint32_t subblocks = tile_subblocks(elements, halved), per = halved ? 1u : 2u;
+  std::vector<std::uint16_t> subblock_bits(subblocks);  // each <= 256 * (11 + 31)
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    const std::uint64_t end = half_end[std::min<std::size_t>(per * b + per, half_end.size()) - 1];
+    const std::uint64_t start = b == 0 ? 0 : half_end[per * b - 1];
+    subblock_bits[b] = static_cast<std::uint16_t>(end - start);
   }
 
   const auto outliers = static_cast<std::uint32_t>(d.outlier_index.size());
   const tile_layout l = tile_layout_of(symbols, subblocks, stream.size(), outliers, sizeof(T));
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
-  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literals - 1), 0});
+  put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literals - 1),
+                                                      halved ? kHalvedSubblocks : std::uint8_t{0}});
   for (std::uint32_t s = 0; s < symbols; ++s) {
     out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
   }
@@ -363,13 +373,15 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   const auto th = get<format::tile_header>(tile_bytes, 0);
   const auto hh = get<huffman_header>(tile_bytes, sizeof th);
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a huffman tile");
-  if (th.reserved != 0 || hh.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
+  if (th.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
+  if ((hh.flags & ~kHalvedSubblocks) != 0) corrupt_tile(tile, "has unknown huffman flags");
   const std::uint32_t literals = hh.last_literal + 1u;
   if (hh.symbols < literals || hh.symbols > max_symbols(literals)) {
     corrupt_tile(tile, "has a Huffman symbol count outside L..L + 33 - bit_width(L) (L literals)");
   }
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
-  const std::uint32_t subblocks = subblock_count(elements);
+  const bool halved = (hh.flags & kHalvedSubblocks) != 0;
+  const std::uint32_t subblocks = tile_subblocks(elements, halved), subblock_size = subblock_elements(halved);
   const tile_layout head = tile_layout_of(hh.symbols, subblocks, 0, 0, sizeof(T));
   if (head.stream > tile_bytes.size()) corrupt_tile(tile, "is truncated (code lengths or sub-block sizes)");
   std::vector<std::uint8_t> lengths(hh.symbols);
@@ -390,7 +402,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   for (std::uint32_t b = 0; b < subblocks; ++b) {
     std::uint64_t at = subblock_start[b];
     if (b == 0 && elements > 0) out[0] = Q::template dequantize<T>(th.base, params_at(0));
-    for (std::uint32_t i = std::max(1u, b * kSubblockElements); i < std::min(elements, (b + 1) * kSubblockElements); ++i) {
+    for (std::uint32_t i = std::max(1u, b * subblock_size); i < std::min(elements, (b + 1) * subblock_size); ++i) {
       const codebook::entry e = table[peek_bits(stream, at, kMaxCodeLength)];
       at += e.length;
       std::uint32_t z = e.symbol;

@@ -3,8 +3,8 @@
 //
 // One thread block of 256 threads codes one tile, thread t holding the zig-zagged deltas of block t
 // (elements 32t..32t+31) in registers, as the fixed-length coder does. The steps:
-//   1. histogram of the deltas' symbols under 256 literals in shared memory (the lanes of a warp
-//      holding one symbol add it with one atomic: __match_any_sync);
+//   1. histogram of the deltas' symbols under 256 literals in shared memory (one plain atomic a
+//      delta: deduplicating a warp's equal symbols cost more than it saved);
 //   2. every literal count L = 1..256 is scored at once, thread t scoring L = t + 1 from prefix sums
 //      of the histogram (integer entropy + escape bits + 4 bits a stored length, as the host's
 //      estimated_bits; escape classes up to the widest delta's), and the least wins (the smallest
@@ -20,7 +20,8 @@
 // holding two or three whole literal codes decodes them all; an escape's entry carries its bit
 // count) and copies the stream's first 8 KB to shared memory (tile_words), then warp 0 decodes,
 // lane k sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh;
-// parse_subblock, with no branch on the data), or, where the caller wants the tile done soonest,
+// parse_subblock, with no branch on the data; a halved tile's 64 sub-blocks of 128: warps 0 and
+// 1, lane k of warp w sub-block 2k + w), or, where the caller wants the tile done soonest,
 // every warp decodes every 8th sub-block, its 32 lanes parsing a 32nd of the bits each
 // (warp_decode_subblock).
 #pragma once
@@ -108,7 +109,7 @@ struct encode_shared {
   std::uint64_t warp_u64[kTileWarps];
   std::uint32_t gate_sums[2][kTileWarps];  ///< gate_tile_bytes' per-warp sums
   std::uint32_t warp_u32[kTileWarps];
-  std::uint16_t subblock_bits[kTileSubblocks];
+  std::uint16_t half_subblock_bits[kMaxTileSubblocks];  ///< the bits of each 128 values' codes
   std::uint64_t best;  ///< (estimated bits << 9) | (L - 1)
   std::uint32_t estimated_symbols;  ///< the symbol count of estimate_tile's winning L
   std::uint32_t used;  ///< symbols with a nonzero count (build_tile)
@@ -144,6 +145,7 @@ struct plan {
   std::uint32_t literals;
   std::uint32_t symbols;
   std::uint64_t stream_bits;
+  bool halved;  ///< sub-blocks of 128 (format::huffman::halves_subblocks)
   tile_layout layout;
 };
 
@@ -461,18 +463,18 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
     const std::uint32_t e = coded(i, count) ? s.emit[symbol_of(zz[i], literals)] : 0u;
     bits += emit_entry::length(e) + emit_entry::escape_bits(e);
   }
-  std::uint32_t group = bits;  // eight threads (lanes 8j..8j+7) make a sub-block
-  group += __shfl_xor_sync(warp::kFullMask, group, 1);
-  group += __shfl_xor_sync(warp::kFullMask, group, 2);
-  group += __shfl_xor_sync(warp::kFullMask, group, 4);
-  if (threadIdx.x % 8 == 0) s.subblock_bits[threadIdx.x / 8] = static_cast<std::uint16_t>(group);
+  std::uint32_t half = bits;  // four threads (lanes 4j..4j+3) make a half sub-block
+  half += __shfl_xor_sync(warp::kFullMask, half, 1);
+  half += __shfl_xor_sync(warp::kFullMask, half, 2);
+  if (threadIdx.x % 4 == 0) s.half_subblock_bits[threadIdx.x / 4] = static_cast<std::uint16_t>(half);
   std::uint64_t stream_bits = 0;
   offset = static_cast<std::uint32_t>(block_exclusive_sum(bits, s.warp_u64, stream_bits));
   plan pl{};
   pl.literals = literals;
   pl.symbols = symbols;
   pl.stream_bits = stream_bits;
-  pl.layout = tile_layout_of(symbols, subblock_count(elements), stream_bits, outliers, sizeof(T));
+  pl.halved = halves_subblocks(stream_bits, elements);
+  pl.layout = tile_layout_of(symbols, tile_subblocks(elements, pl.halved), stream_bits, outliers, sizeof(T));
   return pl;
 }
 
@@ -534,10 +536,11 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
     *reinterpret_cast<tile_header*>(tile) =
         tile_header{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
     *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) =
-        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), 0};
+        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1),
+                       pl.halved ? kHalvedSubblocks : std::uint8_t{0}};
   }
   // Code-length nibbles, sub-block lengths and the padding between: one byte a thread.
-  const std::uint32_t subblocks = subblock_count(elements);
+  const std::uint32_t subblocks = tile_subblocks(elements, pl.halved);
   for (std::uint64_t at = l.code_lengths + threadIdx.x; at < l.stream; at += kTileThreads) {
     std::uint32_t byte = 0;
     if (at < l.subblock_bits) {
@@ -546,7 +549,11 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
       if (k + 1 < pl.symbols) byte |= static_cast<std::uint32_t>(s.length[k + 1]) << 4;
     } else {
       const std::uint64_t b = (at - l.subblock_bits) / 2;
-      if (b < subblocks) byte = (static_cast<std::uint32_t>(s.subblock_bits[b]) >> (8 * ((at - l.subblock_bits) % 2))) & 0xFFu;
+      if (b < subblocks) {
+        const std::uint32_t bits = pl.halved ? s.half_subblock_bits[b]
+                                             : std::uint32_t{s.half_subblock_bits[2 * b]} + s.half_subblock_bits[2 * b + 1];
+        byte = (bits >> (8 * ((at - l.subblock_bits) % 2))) & 0xFFu;
+      }
     }
     tile[at] = static_cast<std::byte>(byte);
   }
@@ -591,7 +598,7 @@ struct decode_shared {
   std::uint32_t first_code[kMaxCodeLength + 1];      ///< the canonical code of the first symbol of each length
   std::uint32_t first_position[kMaxCodeLength + 1];  ///< its place in canonical order
   group_counts group_count;  ///< symbols of each length per group of 32
-  std::uint32_t subblock_start[kTileSubblocks + 1];
+  std::uint32_t subblock_start[kMaxTileSubblocks + 1];
   std::uint32_t kraft, used, status, shortest;
   huffman_header header;
   std::uint32_t stream[kStagedStreamWords];  ///< the stream's first words (tile_words)
@@ -816,7 +823,6 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
                                                      std::uint32_t elements, std::uint32_t outliers, warp_stage* stages,
                                                      bool for_latency, std::uint64_t& outlier_index,
                                                      std::uint64_t& outlier_values) {
-  const std::uint32_t subblocks = subblock_count(elements);
   const auto fail = [&s](decode_status why) { atomicCAS(&s.status, 0u, static_cast<std::uint32_t>(why)); };
   if (threadIdx.x == 0) {
     s.status = 0;
@@ -829,10 +835,11 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
       s.header = *reinterpret_cast<const huffman_header*>(tile + sizeof(tile_header));
       const tile_header th = *reinterpret_cast<const tile_header*>(tile);
       const std::uint32_t literals = s.header.last_literal + 1u;
-      if (th.reserved != 0 || s.header.reserved != 0 || s.header.symbols < literals ||
+      const bool halved = (s.header.flags & kHalvedSubblocks) != 0;
+      if (th.reserved != 0 || (s.header.flags & ~kHalvedSubblocks) != 0 || s.header.symbols < literals ||
           s.header.symbols > max_symbols(literals)) {
         s.status = static_cast<std::uint32_t>(decode_status::bad_tile_header);
-      } else if (tile_layout_of(s.header.symbols, subblocks, 0, 0, sizeof(T)).stream > span) {
+      } else if (tile_layout_of(s.header.symbols, tile_subblocks(elements, halved), 0, 0, sizeof(T)).stream > span) {
         s.status = static_cast<std::uint32_t>(decode_status::truncated_tile);
       }
     }
@@ -843,6 +850,14 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   if (s.status != 0) return static_cast<decode_status>(s.status);
   const std::uint32_t symbols = s.header.symbols, literals = s.header.last_literal + 1u;
   const std::uint32_t first_width = bit_width(literals);
+  // Halved: sub-blocks of 128, lane k of warp w parsing sub-block 2k + w; its row is the second
+  // half of row k for w = 1 (the rows stay those of 256, which load_subblock_rows reads).
+  const bool halved = (s.header.flags & kHalvedSubblocks) != 0;
+  const std::uint32_t subblocks = tile_subblocks(elements, halved), subblock_size = subblock_elements(halved);
+  const std::uint32_t per_lane = halved ? 2u : 1u;  // sub-blocks a lane of warp 0 sums the lengths of
+  const auto row_of = [&](std::uint32_t b) {
+    return b / per_lane * kSubblockRow + b % per_lane * kHalfSubblockElements;
+  };
   const tile_layout head = tile_layout_of(symbols, subblocks, 0, 0, sizeof(T));
 
   // Code lengths, their count per length and the Kraft sum.
@@ -858,18 +873,20 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     atomicAdd(&s.used, 1u);
     atomicAdd(&s.kraft, 1u << (kMaxCodeLength - len));
   }
-  // Sub-block starts (warp 0).
+  // Sub-block starts (warp 0, a lane the one or two sub-blocks of 256 values).
   if (threadIdx.x < 32) {
-    const std::uint32_t b = threadIdx.x;
-    const std::uint32_t bits =
-        b < subblocks ? *reinterpret_cast<const std::uint16_t*>(tile + head.subblock_bits + 2 * b) : 0u;
-    const std::uint32_t through = warp::inclusive_sum(bits);
+    const std::uint32_t b = threadIdx.x * per_lane;
+    const auto* const lengths = reinterpret_cast<const std::uint16_t*>(tile + head.subblock_bits);
+    const std::uint32_t first = b < subblocks ? lengths[b] : 0u;
+    const std::uint32_t second = per_lane == 2 && b + 1 < subblocks ? lengths[b + 1] : 0u;
+    const std::uint32_t through = warp::inclusive_sum(first + second);
     if (b == 0) s.subblock_start[0] = 0;
-    s.subblock_start[b + 1] = through;
+    if (per_lane == 2) s.subblock_start[b + 1] = through - second;
+    s.subblock_start[b + per_lane] = through;
   }
   __syncthreads();
   const std::uint32_t used = s.used;
-  const std::uint32_t stream_bits = s.subblock_start[kTileSubblocks];
+  const std::uint32_t stream_bits = s.subblock_start[32 * per_lane];
   const tile_layout l = tile_layout_of(symbols, subblocks, stream_bits, outliers, sizeof(T));
   if (threadIdx.x == 0) {
     const bool complete =
@@ -980,9 +997,9 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     // Each warp decodes every 8th sub-block, the whole warp one sub-block.
     const auto decode_subblocks = [&](auto bits) {
       for (std::uint32_t b = threadIdx.x / 32; b < subblocks; b += kTileWarps) {
-        const std::uint32_t first = b * kSubblockElements, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
-        const std::uint32_t count = min(elements - first, kSubblockElements) - skip;
-        std::uint32_t* const row = deltas + b * kSubblockRow;
+        const std::uint32_t first = b * subblock_size, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
+        const std::uint32_t count = min(elements - first, subblock_size) - skip;
+        std::uint32_t* const row = deltas + row_of(b);
         if (skip != 0 && warp::lane_id() == 0) row[0] = 0;
         const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
         // No symbol used: an empty tile (count 0), whose table was never built.
@@ -997,16 +1014,18 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
     __syncthreads();
     return static_cast<decode_status>(s.status);
   }
-  // Warp 0 decodes, lane k sub-block k, into the sub-block rows (parse_subblock). One warp of 32
-  // lanes, against four of 8 (64 MiB, two runs each): tiled fields 356-365 -> 431-436 GB/s at REL
-  // 1e-3, 322-327 -> 369-374 at 1e-4, noise 168-169 -> 222-224 at 1e-3: with no branch to take
-  // apart, a warp's lanes issue together, and four warps issued four times the instructions.
-  const std::uint32_t b = threadIdx.x;
-  if (b < 32 && b < subblocks) {
+  // Warp 0 decodes, lane k sub-block k, into the sub-block rows (parse_subblock); halved, warps 0
+  // and 1, lane k of warp w sub-block 2k + w. One warp of 32 lanes, against four of 8 (64 MiB, two
+  // runs each): tiled fields 356-365 -> 431-436 GB/s at REL 1e-3, 322-327 -> 369-374 at 1e-4,
+  // noise 168-169 -> 222-224 at 1e-3: with no branch to take apart, a warp's lanes issue together,
+  // and four warps issued four times the instructions. Halving instead shortens the chain each
+  // lane waits on.
+  const std::uint32_t b = threadIdx.x % 32 * per_lane + threadIdx.x / 32;
+  if (threadIdx.x < 32 * per_lane && b < subblocks) {
     const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
-    const std::uint32_t first = b * kSubblockElements;
-    const std::uint32_t count = min(elements - first, kSubblockElements);
-    std::uint32_t* const row = deltas + b * kSubblockRow;
+    const std::uint32_t first = b * subblock_size;
+    const std::uint32_t count = min(elements - first, subblock_size);
+    std::uint32_t* const row = deltas + row_of(b);
     if (first == 0) row[0] = 0;
     const std::uint32_t from = first == 0 ? 1u : 0u;  // element 0 is not coded
     const bool ok = all_staged ? parse_subblock(s, staged_words{s.stream, words.count}, begin, end, from, count, literals, first_width, row)
