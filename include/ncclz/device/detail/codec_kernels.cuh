@@ -146,13 +146,14 @@ using encode_shared = std::conditional_t<
                        std::conditional_t<Coder::tries_zero_run, encode_shared_zero_run, encode_shared_common>>>;
 
 /// Registers per thread the encode kernel may use: the entropy modes need more than fixed_length.
-/// Adaptive takes fixed_length's 64 (4 blocks an SM, some spills) as it keeps fixed_length on
-/// many tiles, where the fourth block pays (64 MiB, REL 1e-4, smooth field: 644-654 -> 675-679
-/// GB/s; noise 301-306 -> 341; the tiled fields within 3% either way).
+/// Adaptive and Huffman take fixed_length's 64 (4 blocks an SM, some spills): the fourth block
+/// hides more of the codebook's one-thread steps and barriers than the spills cost (64 MiB:
+/// Adaptive, REL 1e-4, smooth field 644-654 -> 675-679 GB/s, noise 301-306 -> 341; Huffman, REL
+/// 1e-3, tiled fields 393-397 -> 423, noise 357 -> 394-396, smooth 383-389 -> 413-417).
 template <class Codec, class T>
 constexpr int encode_min_blocks() {
-  if constexpr (Codec::coder::tries_huffman && Codec::coder::tries_zero_run) return sizeof(T) <= 4 ? 4 : 3;
-  if constexpr (Codec::coder::tries_huffman || Codec::coder::tries_zero_run) return 3;
+  if constexpr (Codec::coder::tries_huffman) return sizeof(T) <= 4 ? 4 : 3;
+  if constexpr (Codec::coder::tries_zero_run) return 3;
   else return sizeof(T) <= 4 ? 4 : 3;
 }
 

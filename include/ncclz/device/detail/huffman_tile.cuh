@@ -737,18 +737,23 @@ __device__ __forceinline__ decoded decode_at(const decode_shared& s, std::uint64
 }
 
 /// By one whole warp: the `count` values of a sub-block's stream, bits [begin, end), into
-/// row[0, count), where every code is at least a bit (two or more symbols used). Lane j takes the
+/// row[0, count), where every code is at least a bit (two or more symbols used); or of two
+/// consecutive sub-blocks of a halved tile as one, the first `before_mid` values ending at bit
+/// `mid` (else mid = end and before_mid = count). Lane j takes the
 /// codes that start in its 32nd of the bits. Each lane first guesses that a code starts where its
 /// share does and parses to the end of its share; its true start is where the lane before stopped,
 /// so the lanes whose guess was wrong parse again from there until no start moves (Huffman codes
 /// fall back into step within a few codes: a round or two; at most 32, as lane r is right after
 /// round r). The lanes' value counts then give each its first index, and they parse once more,
-/// writing. True when the codes give exactly `count` values, end at `end`, and no escape is
-/// malformed: what the one-lane parse accepts.
+/// writing. True when the codes give exactly `count` values, end at `end`, the value after the
+/// first `before_mid` starts at `mid` (no lookup takes literals across it), and no escape is
+/// malformed: what the one-lane parse of each sub-block accepts. Halves go two at a time because
+/// the warp's rounds and scans cost the same for 128 values as for 256 (Adaptive, tiled fields at
+/// REL 1e-4: a halve at a time 244-251 -> 214 GB/s).
 template <class Window>
-__device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Window bits, std::uint32_t begin, std::uint32_t end,
-                                                     std::uint32_t count, std::uint32_t literals, std::uint32_t first_width,
-                                                     std::uint32_t* row) {
+__device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Window bits, std::uint32_t begin, std::uint32_t mid,
+                                                     std::uint32_t end, std::uint32_t count, std::uint32_t before_mid,
+                                                     std::uint32_t literals, std::uint32_t first_width, std::uint32_t* row) {
   const unsigned lane = warp::lane_id();
   const std::uint32_t share = (end - begin + 31) / 32;
   const std::uint32_t stop = min(begin + (lane + 1) * share, end);
@@ -757,7 +762,7 @@ __device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Win
     std::uint32_t pos = start;
     values = 0;
     while (pos < stop) {
-      const decoded d = decode_at(s, bits.at(pos), pos, end, literals, first_width);
+      const decoded d = decode_at(s, bits.at(pos), pos, pos < mid ? mid : end, literals, first_width);
       pos += d.bits;
       values += d.n;
     }
@@ -778,9 +783,10 @@ __device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Win
   const std::uint32_t through = warp::inclusive_sum(values);
   if (__shfl_sync(warp::kFullMask, through, 31) != count || __shfl_sync(warp::kFullMask, after, 31) != end) return false;
   std::uint32_t i = through - values;
-  bool bad = false;
+  bool bad = false, at_mid = false;
   for (std::uint32_t pos = start; pos < stop;) {
-    const decoded d = decode_at(s, bits.at(pos), pos, end, literals, first_width);
+    at_mid |= pos == mid && i == before_mid;
+    const decoded d = decode_at(s, bits.at(pos), pos, pos < mid ? mid : end, literals, first_width);
     pos += d.bits;
     row[i] = d.z[0];
     if (d.n > 1) row[i + 1] = d.z[1];
@@ -788,17 +794,17 @@ __device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Win
     i += d.n;
     bad |= d.bad;
   }
-  return !__any_sync(warp::kFullMask, bad);
+  return !__any_sync(warp::kFullMask, bad) && (mid == end || __any_sync(warp::kFullMask, at_mid));
 }
 
 /// By one whole warp: the same where one symbol is used: its code is empty, so every value is the
 /// symbol, or, for an escape class, its escape bits, all of one length.
 template <class Window>
-__device__ __forceinline__ bool warp_decode_lone(Window bits, std::uint32_t begin, std::uint32_t end, std::uint32_t count,
-                                                 std::uint32_t literals, std::uint32_t first_width, std::uint32_t lone,
-                                                 std::uint32_t* row) {
+__device__ __forceinline__ bool warp_decode_lone(Window bits, std::uint32_t begin, std::uint32_t mid, std::uint32_t end,
+                                                 std::uint32_t count, std::uint32_t before_mid, std::uint32_t literals,
+                                                 std::uint32_t first_width, std::uint32_t lone, std::uint32_t* row) {
   const std::uint32_t each = lone >= literals ? escape_bits(class_width(lone, literals), literals) : 0u;
-  if (end - begin != count * each) return false;
+  if (mid - begin != before_mid * each || end - begin != count * each) return false;
   bool bad = false;
   for (std::uint32_t i = warp::lane_id(); i < count; i += 32) {
     std::uint32_t taken = 0;
@@ -994,18 +1000,21 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   std::uint32_t* const deltas = subblock_rows(stages);
   const bool all_staged = words.staged == words.count;  // shared-memory loads only
   if (for_latency) {
-    // Each warp decodes every 8th sub-block, the whole warp one sub-block.
+    // Each warp decodes every 8th run of 256 values (a sub-block, or two halves), the whole warp one run.
     const auto decode_subblocks = [&](auto bits) {
-      for (std::uint32_t b = threadIdx.x / 32; b < subblocks; b += kTileWarps) {
-        const std::uint32_t first = b * subblock_size, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
-        const std::uint32_t count = min(elements - first, subblock_size) - skip;
-        std::uint32_t* const row = deltas + row_of(b);
+      for (std::uint32_t r = threadIdx.x / 32; r * kSubblockElements < elements; r += kTileWarps) {
+        const std::uint32_t first = r * kSubblockElements, skip = first == 0 ? 1u : 0u;  // element 0 is not coded
+        const std::uint32_t count = min(elements - first, kSubblockElements) - skip;
+        const std::uint32_t before_mid = min(elements - first, subblock_size) - skip;
+        std::uint32_t* const row = deltas + r * kSubblockRow;
         if (skip != 0 && warp::lane_id() == 0) row[0] = 0;
-        const std::uint32_t begin = s.subblock_start[b], end = s.subblock_start[b + 1];
+        // Past the last sub-block the starts are the stream's end (the lengths read as 0).
+        const std::uint32_t begin = s.subblock_start[r * per_lane], end = s.subblock_start[(r + 1) * per_lane];
+        const std::uint32_t mid = s.subblock_start[r * per_lane + 1];
         // No symbol used: an empty tile (count 0), whose table was never built.
         const bool ok = used == 0   ? begin == end && count == 0
-                        : used == 1 ? warp_decode_lone(bits, begin, end, count, literals, first_width, lone, row + skip)
-                                    : warp_decode_subblock(s, bits, begin, end, count, literals, first_width, row + skip);
+                        : used == 1 ? warp_decode_lone(bits, begin, mid, end, count, before_mid, literals, first_width, lone, row + skip)
+                                    : warp_decode_subblock(s, bits, begin, mid, end, count, before_mid, literals, first_width, row + skip);
         if (!ok && warp::lane_id() == 0) fail(decode_status::corrupt_subblock);
       }
     };
