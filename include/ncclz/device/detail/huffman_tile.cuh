@@ -749,7 +749,7 @@ __device__ __forceinline__ decoded decode_at(const decode_shared& s, std::uint64
 /// first `before_mid` starts at `mid` (no lookup takes literals across it), and no escape is
 /// malformed: what the one-lane parse of each sub-block accepts. Halves go two at a time because
 /// the warp's rounds and scans cost the same for 128 values as for 256 (Adaptive, tiled fields at
-/// REL 1e-4: a halve at a time 244-251 -> 214 GB/s).
+/// REL 1e-4: a half at a time 244-251 -> 214 GB/s).
 template <class Window>
 __device__ __forceinline__ bool warp_decode_subblock(const decode_shared& s, Window bits, std::uint32_t begin, std::uint32_t mid,
                                                      std::uint32_t end, std::uint32_t count, std::uint32_t before_mid,
