@@ -82,8 +82,9 @@ void check_decodes(const bytes& tile, const std::vector<T>& in, const ncclz::qua
 }
 
 /// Encodes `in` as one zero_run tile (and under each predictor), decodes each and checks every
-/// element: dequantize(quantize(x)) for a coded value, x bit for bit for an outlier; checks that the
-/// choice is the smaller and the bound against the fixed-length tile. Returns the tile chosen.
+/// element: dequantize(quantize(x)) for a coded value, x bit for bit for an outlier; checks the
+/// predictor rule (the smaller tile where both predictors are measured, else the one measured) and
+/// the bound against the fixed-length tile. Returns the tile chosen.
 template <class Codec, class T>
 bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p) {
   const std::span<const T> values(in);
@@ -91,11 +92,18 @@ bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p
   REQUIRE(zr::encode_tile<Codec, T>(values, p) == tile);  // deterministic
   check_decodes<Codec>(tile, in, p);
   const zr::tile_codes c = zr::codes_of<Codec>(values, p);
+  // Where one predictor leaves at least half the values zero and clearly more than the other,
+  // the encoder measures that one alone (measured_predictors, detail/zero_run_format.hpp): the
+  // other's tile may come out smaller there, small tiles most of all (seed 0x202595a0541f5a08:
+  // 257 bf16 values, 56 bytes under codes against the 64 chosen under deltas).
+  const std::uint32_t measured = zr::shared::measured_predictors(zr::zero_codes(c.codes), zr::zero_deltas(c.codes),
+                                                                 static_cast<std::uint32_t>(in.size()));
   for (const zr::predictor pred : {zr::predictor::codes, zr::predictor::deltas}) {
     const bytes forced = zr::encode_tile_with<T>(values, c, pred);
-    CAPTURE(static_cast<int>(pred));
+    CAPTURE(static_cast<int>(pred), measured);
     check_decodes<Codec>(forced, in, p);
-    REQUIRE(tile.size() <= forced.size());
+    if (measured == 3u) REQUIRE(tile.size() <= forced.size());
+    if (measured == 1u << static_cast<int>(pred)) REQUIRE(tile == forced);
     if (pred == zr::predictor::deltas) REQUIRE(forced.size() <= fixed_length_bytes<Codec>(values, p) + kSlackOverFixed);
   }
   return tile;
