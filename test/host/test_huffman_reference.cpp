@@ -96,7 +96,7 @@ bool has_escapes(const bytes& tile) {
 template <class T>
 hf::tile_layout layout_of(const bytes& tile, std::uint32_t elements) {
   const auto hh = huffman_header_of(tile);
-  const std::uint32_t subblocks = hf::tile_subblocks(elements, (hh.flags & hf::kHalvedSubblocks) != 0);
+  const std::uint32_t subblocks = hf::tile_subblocks(elements, hf::is_halved(hh));
   const std::uint64_t sizes = hf::tile_layout_of(hh.symbols, subblocks, 0, 0, sizeof(T)).subblock_bits;
   std::uint64_t stream_bits = 0;
   for (std::uint32_t b = 0; b < subblocks; ++b) stream_bits += load<std::uint16_t>(tile, sizes + 2 * b);
@@ -397,7 +397,7 @@ TEST_CASE("huffman tile: a stream of 8 bits a value or more is cut in sub-blocks
     for (auto& x : v) x = code += static_cast<double>(static_cast<std::int32_t>(g() % (1u << 13)) - (1 << 12));
     return v;
   };
-  const auto halved = [](const bytes& tile) { return (huffman_header_of(tile).flags & hf::kHalvedSubblocks) != 0; };
+  const auto halved = [](const bytes& tile) { return hf::is_halved(huffman_header_of(tile)); };
   for (const std::uint32_t m : {2u, 128u, 129u, 255u, 256u, 257u, 1000u, 8191u, 8192u}) {
     CAPTURE(m);
     const bytes wide = check_codes(wide_codes(m));
@@ -610,8 +610,7 @@ sizes measure(const std::vector<float>& in, double bound) {
     s.fixed += fixed;
     s.huffman += tile.size();
     s.best += std::min<std::uint64_t>(fixed, tile.size());
-    const bool halved = (hh.flags & hf::kHalvedSubblocks) != 0;
-    s.overhead += hf::tile_layout_of(hh.symbols, hf::tile_subblocks(static_cast<std::uint32_t>(values.size()), halved), 0, 0, 4).stream;
+    s.overhead += hf::tile_layout_of(hh.symbols, hf::tile_subblocks(static_cast<std::uint32_t>(values.size()), hf::is_halved(hh)), 0, 0, 4).stream;
     const auto hist = hf::histogram(hf::deltas_of<Codec>(values, p).zigzagged);
     for (std::uint32_t sym = 0; sym < hist.size(); ++sym) {
       const double c = hist[sym];

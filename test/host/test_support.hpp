@@ -189,15 +189,15 @@ inline std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) 
 }
 
 /// How many of a chunk's huffman tiles code their stream in sub-blocks of 128
-/// (format::huffman::kHalvedSubblocks; its flags byte is the huffman header's last).
+/// (format::huffman::is_halved).
 inline std::size_t halved_huffman_tiles(const std::vector<std::byte>& chunk) {
+  namespace hf = ncclz::format::huffman;
   const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
   std::size_t halved = 0;
   for (std::uint32_t t = 0; t < h.tile_count; ++t) {
     if (tile_mode_of(chunk, t) != static_cast<std::uint8_t>(ncclz::tile_mode::huffman)) continue;
-    const std::uint64_t flags_at = sizeof(ncclz::format::chunk_header) + tile_offset_of(chunk, t) +
-                                   sizeof(ncclz::format::tile_header) + sizeof(ncclz::format::huffman::huffman_header) - 1;
-    halved += (static_cast<std::uint8_t>(chunk[flags_at]) & ncclz::format::huffman::kHalvedSubblocks) != 0;
+    const std::uint64_t header_at = sizeof(ncclz::format::chunk_header) + tile_offset_of(chunk, t) + sizeof(ncclz::format::tile_header);
+    halved += hf::is_halved(load<hf::huffman_header>(chunk, header_at));
   }
   return halved;
 }

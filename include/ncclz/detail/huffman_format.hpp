@@ -37,6 +37,11 @@ struct huffman_header {
 };
 static_assert(sizeof(huffman_header) == 4);
 
+/// The flags byte of a tile cut in half sub-blocks or in 256s, and what a reader takes from it.
+constexpr std::uint8_t flags_for(bool halved) { return halved ? kHalvedSubblocks : std::uint8_t{0}; }
+constexpr bool is_halved(const huffman_header& h) { return (h.flags & kHalvedSubblocks) != 0; }
+constexpr bool has_unknown_flags(const huffman_header& h) { return (h.flags & ~kHalvedSubblocks) != 0; }
+
 /// A decoder parses each sub-block's stream on one thread, a code at a time, so a tile's parse is
 /// as long as its sub-blocks: a wide stream (8 bits a value or more: noise, fine bounds) is coded
 /// in twice the sub-blocks, which the device parses with twice the warps, for one more u16 a

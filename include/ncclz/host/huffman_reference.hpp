@@ -337,7 +337,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_de
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
   put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literals - 1),
-                                                      halved ? kHalvedSubblocks : std::uint8_t{0}});
+                                                      flags_for(halved)});
   for (std::uint32_t s = 0; s < symbols; ++s) {
     out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
   }
@@ -374,14 +374,13 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   const auto hh = get<huffman_header>(tile_bytes, sizeof th);
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a huffman tile");
   if (th.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
-  if ((hh.flags & ~kHalvedSubblocks) != 0) corrupt_tile(tile, "has unknown huffman flags");
+  if (has_unknown_flags(hh)) corrupt_tile(tile, "has unknown huffman flags");
   const std::uint32_t literals = hh.last_literal + 1u;
   if (hh.symbols < literals || hh.symbols > max_symbols(literals)) {
     corrupt_tile(tile, "has a Huffman symbol count outside L..L + 33 - bit_width(L) (L literals)");
   }
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
-  const bool halved = (hh.flags & kHalvedSubblocks) != 0;
-  const std::uint32_t subblocks = tile_subblocks(elements, halved), subblock_size = subblock_elements(halved);
+  const std::uint32_t subblocks = tile_subblocks(elements, is_halved(hh)), subblock_size = subblock_elements(is_halved(hh));
   const tile_layout head = tile_layout_of(hh.symbols, subblocks, 0, 0, sizeof(T));
   if (head.stream > tile_bytes.size()) corrupt_tile(tile, "is truncated (code lengths or sub-block sizes)");
   std::vector<std::uint8_t> lengths(hh.symbols);

@@ -22,8 +22,8 @@
 // lane k sub-block k, its 256 deltas into the sub-block rows over the stage (tile_stage.cuh;
 // parse_subblock, with no branch on the data; a halved tile's 64 sub-blocks of 128: warps 0 and
 // 1, lane k of warp w sub-block 2k + w), or, where the caller wants the tile done soonest,
-// every warp decodes every 8th sub-block, its 32 lanes parsing a 32nd of the bits each
-// (warp_decode_subblock).
+// every warp decodes every 8th run of 256 values (a sub-block or two halves), its 32 lanes parsing
+// a 32nd of the bits each (warp_decode_subblock).
 #pragma once
 
 #include <cstddef>
@@ -536,8 +536,7 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
     *reinterpret_cast<tile_header*>(tile) =
         tile_header{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
     *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) =
-        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1),
-                       pl.halved ? kHalvedSubblocks : std::uint8_t{0}};
+        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), flags_for(pl.halved)};
   }
   // Code-length nibbles, sub-block lengths and the padding between: one byte a thread.
   const std::uint32_t subblocks = tile_subblocks(elements, pl.halved);
@@ -841,11 +840,10 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
       s.header = *reinterpret_cast<const huffman_header*>(tile + sizeof(tile_header));
       const tile_header th = *reinterpret_cast<const tile_header*>(tile);
       const std::uint32_t literals = s.header.last_literal + 1u;
-      const bool halved = (s.header.flags & kHalvedSubblocks) != 0;
-      if (th.reserved != 0 || (s.header.flags & ~kHalvedSubblocks) != 0 || s.header.symbols < literals ||
+      if (th.reserved != 0 || has_unknown_flags(s.header) || s.header.symbols < literals ||
           s.header.symbols > max_symbols(literals)) {
         s.status = static_cast<std::uint32_t>(decode_status::bad_tile_header);
-      } else if (tile_layout_of(s.header.symbols, tile_subblocks(elements, halved), 0, 0, sizeof(T)).stream > span) {
+      } else if (tile_layout_of(s.header.symbols, tile_subblocks(elements, is_halved(s.header)), 0, 0, sizeof(T)).stream > span) {
         s.status = static_cast<std::uint32_t>(decode_status::truncated_tile);
       }
     }
@@ -858,7 +856,7 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
   const std::uint32_t first_width = bit_width(literals);
   // Halved: sub-blocks of 128, lane k of warp w parsing sub-block 2k + w; its row is the second
   // half of row k for w = 1 (the rows stay those of 256, which load_subblock_rows reads).
-  const bool halved = (s.header.flags & kHalvedSubblocks) != 0;
+  const bool halved = is_halved(s.header);
   const std::uint32_t subblocks = tile_subblocks(elements, halved), subblock_size = subblock_elements(halved);
   const std::uint32_t per_lane = halved ? 2u : 1u;  // sub-blocks a lane of warp 0 sums the lengths of
   const auto row_of = [&](std::uint32_t b) {

@@ -49,8 +49,8 @@ __device__ __forceinline__ std::int32_t& staged(warp_stage* stages, std::uint32_
 
 /// Sub-block rows, laid over the stage: the entropy decoders (huffman: one lane of warp 0 per
 /// sub-block of 256 values, a sequential bit stream, or of warps 0-1 per half of one; zero_run: a
-/// warp per sub-block) write value i of the 256 values of sub-block b to word b * kSubblockRow + i; rows of 257 words put the 32 lanes' stores in 32
-/// different banks.
+/// warp per sub-block) write value i of the 256 values of sub-block b to word b * kSubblockRow + i;
+/// rows of 257 words put the 32 lanes' stores in 32 different banks.
 inline constexpr std::uint32_t kSubblockRow = ncclz::detail::kSubblockElements + 1;
 inline constexpr std::uint32_t kSubblockRowsBytes = format::kTileElements / ncclz::detail::kSubblockElements * kSubblockRow * 4;
 static_assert(kSubblockRowsBytes <= sizeof(warp_stage) * kTileWarps, "the sub-block rows overlay the stage");
