@@ -231,6 +231,27 @@ TEST_CASE("zero_run: magnitudes are Rice-coded when they are geometric, in group
   REQUIRE(zr::min_magnitude(std::vector<std::uint32_t>{0, 0}) == 1);
 }
 
+TEST_CASE("zero_run: the magnitude form is the fewest Rice bits for magnitudes up to 2^31", "[zero_run][form]") {
+  // magnitude_sums keeps m >> 16 and the low 16 bits' counts, not the sums of m >> j: the same
+  // choice as summing rice_bits outright, over widths that use the high part and the low bits.
+  std::mt19937_64 g(0x5eed0005);
+  for (const std::uint32_t top : {3u, 200u, 70000u, 0x7FFFFFFFu}) {
+    for (const std::size_t count : {std::size_t{1}, std::size_t{31}, std::size_t{256}}) {
+      std::vector<std::uint32_t> m(count);
+      for (auto& v : m) v = static_cast<std::uint32_t>(std::uniform_int_distribution<std::uint64_t>(0, top)(g) >> (g() % 20));
+      std::uint64_t least = zr::grouped_bits(m);
+      std::uint32_t form = zr::kMagnitudeGroups;
+      for (std::uint32_t j = zr::kMagnitudeGroups; j-- > 0;) {
+        if (zr::rice_bits(m, j) <= least) least = zr::rice_bits(m, j), form = j;
+      }
+      const zr::choice c = zr::choose_magnitude_form(m);
+      INFO("top " << top << " count " << count);
+      REQUIRE(c.form == form);
+      REQUIRE(c.bits == 4 + least);
+    }
+  }
+}
+
 TEST_CASE("zero_run: the predictor is codes for sparse data, deltas for smooth data", "[zero_run][form]") {
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);

@@ -193,27 +193,28 @@ class grouped_counter {
 };
 
 /// What the magnitude form's choice needs of a sparse sub-block's stored magnitudes (each nonzero's
-/// magnitude minus the tile's least, m < 2^31): sums over them. The host adds them magnitude by
-/// magnitude (magnitude_stats); the device with warp reductions.
+/// magnitude minus the tile's least, m < 2^31; at most a sub-block's 256): sums over them. The
+/// host adds them magnitude by magnitude (magnitude_stats); the device with warp reductions.
+/// Rice(j) takes m >> j + 1 + j bits, and the sum of m >> j is high 2^(16 - j) plus the sum over
+/// bits b >= j of low_bits[b] 2^(b - j) (j <= 14): 17 counts, where 15 sums of m >> j held 15
+/// 64-bit words in the device encoder's registers (they spilled).
 struct magnitude_sums {
   std::uint32_t count = 0;
-  std::uint64_t shifted[kMagnitudeGroups] = {};  ///< sum of m >> j, j = 0..14
-  std::uint64_t grouped_bits = 0;                ///< as groups of 32: sum of group_bits(size, width)
-
-  /// Sum over the magnitudes of rice_code_bits(m, j).
-  [[nodiscard]] NCCLZ_HOST_DEVICE std::uint64_t rice_bits(std::uint32_t j) const {
-    return shifted[j] + std::uint64_t{count} * (1 + j);
-  }
+  std::uint32_t high = 0;            ///< sum of m >> 16
+  std::uint32_t low_bits[16] = {};  ///< how many m have bit b set, b < 16
+  std::uint64_t grouped_bits = 0;   ///< as groups of 32: sum of group_bits(size, width)
 };
 
 /// Rice(j) for j of 0..14, or groups of 32 (form 15): the fewest bits, the form field included,
 /// the smaller form on a tie.
 NCCLZ_HOST_DEVICE inline choice choose_magnitude_form(const magnitude_sums& m) {
   choice best{kMagnitudeGroups, kMagnitudeFormBits + m.grouped_bits};
+  std::uint64_t low = m.low_bits[15];  // the sum of (m mod 2^16) >> (j + 1), from the top bit down
   NCCLZ_ZERO_RUN_UNROLL
   for (std::uint32_t j = kMagnitudeGroups; j-- > 0;) {  // downwards, so a tie keeps the smaller j
-    const std::uint64_t bits = kMagnitudeFormBits + m.rice_bits(j);
-    if (bits <= best.bits) best = {j, bits};
+    low = 2 * low + m.low_bits[j];
+    const std::uint64_t rice_bits = (std::uint64_t{m.high} << (16 - j)) + low + std::uint64_t{m.count} * (1 + j);
+    if (kMagnitudeFormBits + rice_bits <= best.bits) best = {j, kMagnitudeFormBits + rice_bits};
   }
   return best;
 }
@@ -268,8 +269,9 @@ class magnitude_stats {
  public:
   NCCLZ_HOST_DEVICE void add(std::uint32_t m) {
     ++sums_.count;
+    sums_.high += m >> 16;
     NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t j = 0; j < kMagnitudeGroups; ++j) sums_.shifted[j] += m >> j;
+    for (std::uint32_t b = 0; b < 16; ++b) sums_.low_bits[b] += (m >> b) & 1u;
     groups_.add(m);
   }
   [[nodiscard]] NCCLZ_HOST_DEVICE magnitude_sums sums() const {

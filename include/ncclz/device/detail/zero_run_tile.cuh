@@ -368,6 +368,13 @@ struct row_walk {
   }
 };
 
+/// Bit k of v (k < 8) at bit 4k: eight 4-bit counters to add a value's bits into at once.
+__device__ __forceinline__ std::uint32_t nibble_spread(std::uint32_t v) {
+  v = (v | (v << 12)) & 0x000F000Fu;
+  v = (v | (v << 6)) & 0x03030303u;
+  return (v | (v << 3)) & 0x11111111u;
+}
+
 /// The sums the form choice needs (zr::subblock_sums) of one sub-block under one predictor, by the
 /// whole warp (its stage holds the sub-block) in a row_walk: rows are the dense form's groups (one
 /// OR reduction each), runs and ranks (for the magnitudes' groups of 32) come from the walk. The
@@ -379,10 +386,13 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
                                                        std::uint64_t& group_widths) {
   zr::subblock_sums s;
   group_widths = 0;
-  // Per lane, then reduced: runs' r >> k; stored magnitudes m = hi 2^16 + lo as the sum of hi and
-  // of lo >> j (m >> j = hi 2^(16-j) + (lo >> j) for j <= 14, and every sum fits 32 bits); the OR of
-  // the magnitudes in each group of 32 nonzeros (at most 8).
-  std::uint32_t runs[zr::kMaxRice + 1] = {}, hi = 0, lo[zr::kMagnitudeGroups] = {}, group_or[8] = {};
+  // Per lane, then reduced: runs' r >> k; stored magnitudes m as the sum of m >> 16 and how many
+  // have each of the low 16 bits set (zr::magnitude_sums; per lane in 4-bit counters, 8 a word: a
+  // lane holds at most 8 values of a sub-block); the OR of the magnitudes in each group of 32
+  // nonzeros (at most 8).
+  std::uint32_t runs[zr::kMaxRice + 1] = {}, hi = 0, group_or[8] = {};
+  std::uint32_t bit_counts[2] = {};  // nibble b of word w: this lane's values with bit 8w + b set
+  static_assert(zr::kSubblockElements / 32 <= 15, "a lane's values of a sub-block fit its 4-bit counters");
   row_walk walk{stage, first_row, n, pred, before};
   for (std::uint32_t g = 0; g * 32 < n; ++g) {
     const row_walk::element e = walk.next(g);
@@ -394,8 +404,8 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
       for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) runs[k] += e.run >> k;
       const std::uint32_t m = zr::magnitude(e.z) - min_magnitude;
       hi += m >> 16;
-#pragma unroll
-      for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) lo[j] += (m & 0xFFFFu) >> j;
+      bit_counts[0] += nibble_spread(m & 0xFFu);
+      bit_counts[1] += nibble_spread((m >> 8) & 0xFFu);
 #pragma unroll
       for (std::uint32_t k = 0; k < 8; ++k) group_or[k] |= e.rank / 32 == k ? m : 0u;
     }
@@ -407,9 +417,10 @@ __device__ __forceinline__ zr::subblock_sums warp_sums(const warp_stage& stage, 
   for (std::uint32_t k = 0; k <= zr::kMaxRice; ++k) s.run_shifted[k] = __reduce_add_sync(warp::kFullMask, runs[k]);
   const std::uint32_t hi_sum = __reduce_add_sync(warp::kFullMask, hi);
   s.magnitudes.count = rank;
+  s.magnitudes.high = hi_sum;
 #pragma unroll
-  for (std::uint32_t j = 0; j < zr::kMagnitudeGroups; ++j) {
-    s.magnitudes.shifted[j] = (std::uint64_t{hi_sum} << (16 - j)) + __reduce_add_sync(warp::kFullMask, lo[j]);
+  for (std::uint32_t b = 0; b < 16; ++b) {
+    s.magnitudes.low_bits[b] = __reduce_add_sync(warp::kFullMask, (bit_counts[b / 8] >> (4 * (b % 8))) & 0xFu);
   }
 #pragma unroll
   for (std::uint32_t k = 0; k < 8; ++k) {
