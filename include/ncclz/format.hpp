@@ -232,12 +232,25 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t entropy_bar(std::uint64_t fixed_length
   return fixed_length_bytes - fixed_length_bytes / 32;
 }
 
-/// Whether the Adaptive selector measures a tile's zero_run size: only when at least half of its
-/// codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring it is
-/// the selector's dearest step, so other tiles skip it). Host and device apply the same rule.
-NCCLZ_HOST_DEVICE constexpr bool zero_run_worth_trying(std::uint32_t zero_codes, std::uint32_t zero_deltas,
+/// The elements of a tile the Adaptive selector counts before it measures zero_run or estimates
+/// huffman: 1, 9, 17, ... (every 8th, from element 1). Counting every element's zeros cost Adaptive
+/// 4-5% of its encode where it keeps fixed_length (docs/benchmarks.md, eighth session), and on
+/// the fields it chose the same tiles (the sample changed one tile of trinidad at REL 1e-4).
+inline constexpr std::uint32_t kSelectorStride = 8;
+NCCLZ_HOST_DEVICE constexpr bool in_selector_sample(std::uint32_t element) { return element % kSelectorStride == 1; }
+/// How many of a tile's `elements` are in the sample.
+NCCLZ_HOST_DEVICE constexpr std::uint32_t selector_sample_size(std::uint32_t elements) {
+  return (elements + kSelectorStride - 2) / kSelectorStride;
+}
+
+/// Whether the Adaptive selector measures a tile's zero_run size: only when at least half of the
+/// sampled codes, or half of their deltas from the code before, are zero (zero runs are where that
+/// mode wins; measuring it is the selector's dearest step, so other tiles skip it). Host and
+/// device apply the same rule.
+NCCLZ_HOST_DEVICE constexpr bool zero_run_worth_trying(std::uint32_t sampled_zero_codes, std::uint32_t sampled_zero_deltas,
                                                        std::uint32_t elements) {
-  return 2ull * (zero_codes > zero_deltas ? zero_codes : zero_deltas) >= elements && elements > 0;
+  const std::uint32_t sampled = selector_sample_size(elements);
+  return 2ull * (sampled_zero_codes > sampled_zero_deltas ? sampled_zero_codes : sampled_zero_deltas) >= sampled && sampled > 0;
 }
 
 /// The number of bits v needs (0 for 0).

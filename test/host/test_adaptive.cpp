@@ -5,6 +5,8 @@
 // are rejected or decoded, never read out of bounds. The device writes the same bytes (GPU tests).
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <random>
 #include <span>
@@ -13,6 +15,7 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/host/reference_codec.hpp"
+#include "ncclz/host/zero_run_reference.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -147,12 +150,35 @@ TEST_CASE("adaptive: zero_run tiles on sparse data, huffman tiles on skewed data
                     ncclz::format_error);
 }
 
-TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas are zero", "[codec][adaptive]") {
-  REQUIRE(ncclz::format::zero_run_worth_trying(4096, 0, 8192));
-  REQUIRE(ncclz::format::zero_run_worth_trying(0, 4096, 8192));
-  REQUIRE_FALSE(ncclz::format::zero_run_worth_trying(4095, 4095, 8192));
-  REQUIRE_FALSE(ncclz::format::zero_run_worth_trying(0, 0, 0));
-  REQUIRE(ncclz::format::zero_run_worth_trying(1, 0, 1));
+TEST_CASE("adaptive: zero_run is measured only where half the sampled codes or deltas are zero", "[codec][adaptive]") {
+  namespace fmt = ncclz::format;
+  // The sample: elements 1, 9, 17, ... of the tile.
+  REQUIRE(fmt::selector_sample_size(8192) == 1024);
+  REQUIRE(fmt::selector_sample_size(0) == 0);
+  REQUIRE(fmt::selector_sample_size(1) == 0);
+  REQUIRE(fmt::selector_sample_size(2) == 1);
+  REQUIRE(fmt::selector_sample_size(9) == 1);
+  REQUIRE(fmt::selector_sample_size(10) == 2);
+  for (std::uint32_t n = 0; n < 100; ++n) {
+    std::uint32_t in_sample = 0;
+    for (std::uint32_t e = 0; e < n; ++e) in_sample += fmt::in_selector_sample(e);
+    REQUIRE(fmt::selector_sample_size(n) == in_sample);
+  }
+  REQUIRE(fmt::zero_run_worth_trying(512, 0, 8192));
+  REQUIRE(fmt::zero_run_worth_trying(0, 512, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(511, 511, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 1));  // no element in the sample
+  REQUIRE(fmt::zero_run_worth_trying(1, 0, 2));
+  // The host counts the same sample: codes 0 at elements 1, 9, ... only.
+  std::vector<std::int32_t> codes(8192, 5);
+  for (std::size_t i = 1; i < codes.size(); i += 8) codes[i] = 0;
+  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_codes(codes) == 1024);
+  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_deltas(codes) == 0);
+  std::fill(codes.begin(), codes.end(), 0);
+  for (std::size_t i = 0; i < codes.size(); i += 8) codes[i] = 3;  // element 1's delta from element 0 is not zero
+  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_codes(codes) == 1024);
+  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_deltas(codes) == 0);
 }
 
 TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins", "[codec][adaptive]") {

@@ -122,9 +122,9 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
 /// fixed_length (smooth field at REL 1e-4: Adaptive encoded at 441 GB/s, FixedLength at 710). An
 /// eighth, not a quarter: the same speed, and on the tiled fields it stops no tile that huffman
 /// wins (a quarter stopped 3 of 2048 at REL 1e-4; docs/results/2026-12-01e/call8).
-inline constexpr std::uint32_t kGateStride = 8;
+inline constexpr std::uint32_t kGateStride = kSelectorStride;
 /// Whether element e of a tile is in the gate's sample.
-constexpr bool in_gate_sample(std::uint32_t element) { return element % kGateStride == 1; }
+constexpr bool in_gate_sample(std::uint32_t element) { return in_selector_sample(element); }
 
 /// The gate's estimate of a huffman tile of `elements` values from its sample of `sampled` deltas
 /// under 256 literals: the sample's order-0 entropy (sampled lg sampled - `sum_c_log_c`, 16.16)

@@ -194,14 +194,26 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
 }
 
 /// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
-/// from the tile's base is 0): what the predictor rule and the Adaptive selector's zero_run gate
-/// look at.
+/// from the tile's base is 0): what the predictor rule looks at.
 inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
   return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
 }
 inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
   std::uint32_t n = codes.empty() ? 0 : 1;
   for (std::size_t i = 1; i < codes.size(); ++i) n += codes[i] == codes[i - 1];
+  return n;
+}
+
+/// zero_codes and zero_deltas over the selector's sample (elements 1, 9, 17, ...:
+/// format::in_selector_sample), what the Adaptive selector's zero_run rule looks at.
+inline std::uint32_t sampled_zero_codes(std::span<const std::int32_t> codes) {
+  std::uint32_t n = 0;
+  for (std::size_t i = 1; i < codes.size(); i += format::kSelectorStride) n += codes[i] == 0;
+  return n;
+}
+inline std::uint32_t sampled_zero_deltas(std::span<const std::int32_t> codes) {
+  std::uint32_t n = 0;
+  for (std::size_t i = 1; i < codes.size(); i += format::kSelectorStride) n += codes[i] == codes[i - 1];
   return n;
 }
 

@@ -254,7 +254,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
   const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   std::uint32_t zz[32];
-  std::uint32_t width = 0, outlier_bits = 0, zero_codes = 0, zero_deltas = 0;
+  std::uint32_t width = 0, outlier_bits = 0, zero_codes = 0, zero_deltas = 0;  // zeros: the selector's sample
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
   // The code before this lane's block: the first delta's prediction.
   const std::int32_t block_before = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
@@ -275,8 +275,10 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
         prev = q;
         zz[i] = present ? format::zigzag(delta) : 0u;
         any |= zz[i];
-        zero_codes += present && q == 0;
-        zero_deltas += present && delta == 0;
+        if (format::in_selector_sample(static_cast<std::uint32_t>(i))) {  // blocks start at multiples of 32
+          zero_codes += present && q == 0;
+          zero_deltas += present && delta == 0;
+        }
         outlier_bits |= (present && outlier) ? (1u << i) : 0u;
       }
     }
@@ -350,7 +352,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       // not code): its tile costs a bit a value at least. Where zero_run is already smaller,
       // huffman would lose (ties go to huffman: strictly smaller), so its histogram and codebook
       // are skipped; the chosen bytes are the same.
-      huffman_cannot_win = zero_deltas >= 2 && zero_deltas < elements &&
+      const std::uint32_t all_zero_deltas = zero_run::measured_zero_deltas(s.zero_run);
+      huffman_cannot_win = all_zero_deltas >= 2 && all_zero_deltas < elements &&
                            zero_run_plan.bytes < format::huffman::least_tile_bytes(elements, outliers, sizeof(T));
     }
   }

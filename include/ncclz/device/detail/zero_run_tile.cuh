@@ -608,6 +608,14 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   return {l.total, l.outlier_index, l.outlier_values};
 }
 
+/// The tile's zero deltas (element 0's counts), every element's, as measure counted them.
+__device__ __forceinline__ std::uint32_t measured_zero_deltas(const encode_shared& s) {
+  std::uint32_t n = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) n += s.zeros[w] & 0xFFFFu;
+  return n;
+}
+
 /// Writes the tile measure measured (s as it left it) at `tile` (8-byte aligned, not zeroed): the
 /// tile header (mode 3, the outlier count, base), the zero_run header, the sub-block lengths, the
 /// stream and every padding byte before pl.outlier_index; not the outliers nor what follows them.
