@@ -136,7 +136,12 @@ constexpr std::uint64_t gate_tile_bytes(std::uint64_t sum_c_log_c, std::uint64_t
                                         std::uint32_t elements, std::uint32_t outliers, std::uint32_t value_bytes) {
   const std::uint64_t coded = elements > 0 ? elements - 1 : 0;
   const std::uint64_t entropy = sampled == 0 ? 0 : std::uint64_t{sampled} * log2_fixed(sampled) - sum_c_log_c;
-  const std::uint64_t bits = sampled == 0 ? 0 : (entropy + (extra << 16)) * coded / sampled;
+  // A full tile samples 1024 deltas: a shift then, not a 64-bit division (the same quotient; every
+  // thread of every tile works this out on the device).
+  constexpr std::uint32_t kFullSample = format::kTileElements / kGateStride;
+  static_assert(kFullSample == 1024u, "a full tile's sample scales by a shift of 10");
+  const std::uint64_t scaled = (entropy + (extra << 16)) * coded;
+  const std::uint64_t bits = sampled == 0 ? 0 : (sampled == kFullSample ? scaled >> 10 : scaled / sampled);
   return tile_layout_of(1, subblock_count(elements), bits >> 16, outliers, value_bytes).total;
 }
 
