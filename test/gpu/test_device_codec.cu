@@ -269,6 +269,25 @@ TEST_CASE("adaptive chunks hold zero_run tiles where codes are sparse", "[gpu][c
   require_device_matches_host<RelAd>(in, 1e-3);
 }
 
+TEST_CASE("adaptive counts every element's zeros where its sample is near half", "[gpu][codec]") {
+  // In each 16 values, 10 repeat the one before: 5/8 of the deltas are zero, so zero_run is
+  // measured (and wins), but the sample (elements 1, 9, 17, ...) sees half of them zero, within
+  // 1/16 of half, where the device must count every element as the host does.
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> in(20 * 8192 + 5);
+  constexpr bool repeats[16] = {false, true, true, true, true, true, true, false,
+                                false, false, true, true, true, true, false, false};
+  for (std::size_t i = 0; i < in.size(); ++i) in[i] = i > 0 && repeats[i % 16] ? in[i - 1] : u(rng);
+  const std::vector<std::byte> chunk = ncclz::host::compress<RelAd>(std::span<const float>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::zero_run)] > 10);
+  require_device_matches_host<RelAd>(in, 1e-3);
+}
+
 TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes are skewed", "[gpu][codec]", RelHuf, RelAd) {
   using Codec = TestType;
   const std::uint64_t seed = fresh_seed();

@@ -150,9 +150,14 @@ TEST_CASE("adaptive: zero_run tiles on sparse data, huffman tiles on skewed data
                     ncclz::format_error);
 }
 
-TEST_CASE("adaptive: zero_run is measured only where half the sampled codes or deltas are zero", "[codec][adaptive]") {
+TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas are zero", "[codec][adaptive]") {
   namespace fmt = ncclz::format;
-  // The sample: elements 1, 9, 17, ... of the tile.
+  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 8192));
+  REQUIRE(fmt::zero_run_worth_trying(0, 4096, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(4095, 4095, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0));
+  REQUIRE(fmt::zero_run_worth_trying(1, 0, 1));
+  // The sample (elements 1, 9, 17, ...) decides alone at 9/16 zero or more and under 7/16.
   REQUIRE(fmt::selector_sample_size(8192) == 1024);
   REQUIRE(fmt::selector_sample_size(0) == 0);
   REQUIRE(fmt::selector_sample_size(1) == 0);
@@ -164,21 +169,36 @@ TEST_CASE("adaptive: zero_run is measured only where half the sampled codes or d
     for (std::uint32_t e = 0; e < n; ++e) in_sample += fmt::in_selector_sample(e);
     REQUIRE(fmt::selector_sample_size(n) == in_sample);
   }
-  REQUIRE(fmt::zero_run_worth_trying(512, 0, 8192));
-  REQUIRE(fmt::zero_run_worth_trying(0, 512, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(511, 511, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 1));  // no element in the sample
-  REQUIRE(fmt::zero_run_worth_trying(1, 0, 2));
+  using fmt::zero_run_sample;
+  REQUIRE(fmt::zero_run_verdict(576, 0, 8192) == zero_run_sample::measure);
+  REQUIRE(fmt::zero_run_verdict(0, 576, 8192) == zero_run_sample::measure);
+  REQUIRE(fmt::zero_run_verdict(575, 575, 8192) == zero_run_sample::count_all);
+  REQUIRE(fmt::zero_run_verdict(448, 0, 8192) == zero_run_sample::count_all);
+  REQUIRE(fmt::zero_run_verdict(447, 447, 8192) == zero_run_sample::skip);
+  REQUIRE(fmt::zero_run_verdict(0, 0, 1) == zero_run_sample::count_all);  // no element in the sample
   // The host counts the same sample: codes 0 at elements 1, 9, ... only.
+  namespace zr = ncclz::host::detail::zero_run;
   std::vector<std::int32_t> codes(8192, 5);
   for (std::size_t i = 1; i < codes.size(); i += 8) codes[i] = 0;
-  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_codes(codes) == 1024);
-  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_deltas(codes) == 0);
+  REQUIRE(zr::sampled_zero_codes(codes) == 1024);
+  REQUIRE(zr::sampled_zero_deltas(codes) == 0);
   std::fill(codes.begin(), codes.end(), 0);
   for (std::size_t i = 0; i < codes.size(); i += 8) codes[i] = 3;  // element 1's delta from element 0 is not zero
-  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_codes(codes) == 1024);
-  REQUIRE(ncclz::host::detail::zero_run::sampled_zero_deltas(codes) == 0);
+  REQUIRE(zr::sampled_zero_codes(codes) == 1024);
+  REQUIRE(zr::sampled_zero_deltas(codes) == 0);
+}
+
+TEST_CASE("adaptive: a sample near half zero measures zero_run as every element's count says", "[codec][adaptive]") {
+  // Half the sampled deltas zero, the other elements' not: the sample alone would measure
+  // zero_run, but it is too close to half to decide, and the whole count (1/16 zero) says no.
+  namespace fmt = ncclz::format;
+  namespace zr = ncclz::host::detail::zero_run;
+  std::vector<std::int32_t> codes(8192);
+  for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::int32_t>(3 * i + 1);
+  for (std::size_t i = 1; i < codes.size(); i += 16) codes[i] = codes[i - 1];
+  REQUIRE(2 * zr::sampled_zero_deltas(codes) == fmt::selector_sample_size(8192));
+  REQUIRE(fmt::zero_run_verdict(zr::sampled_zero_codes(codes), zr::sampled_zero_deltas(codes), 8192) == fmt::zero_run_sample::count_all);
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), 8192));
 }
 
 TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins", "[codec][adaptive]") {

@@ -132,7 +132,11 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   std::vector<std::byte> zero_run_tile;  // empty: not measured
   if constexpr (Coder::tries_zero_run) {
     const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
-    if (std::is_same_v<typename Coder::strategy, ZeroRun> || format::zero_run_worth_trying(zero_run::sampled_zero_codes(c.codes), zero_run::sampled_zero_deltas(c.codes), elements)) {
+    const format::zero_run_sample verdict =
+        format::zero_run_verdict(zero_run::sampled_zero_codes(c.codes), zero_run::sampled_zero_deltas(c.codes), elements);
+    if (std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure ||
+        (verdict == format::zero_run_sample::count_all &&
+         format::zero_run_worth_trying(zero_run::zero_codes(c.codes), zero_run::zero_deltas(c.codes), elements))) {
       zero_run_tile = zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes));
     }
   }

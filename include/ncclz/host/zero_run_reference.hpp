@@ -194,7 +194,8 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
 }
 
 /// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
-/// from the tile's base is 0): what the predictor rule looks at.
+/// from the tile's base is 0): what the predictor rule and the Adaptive selector's zero_run rule
+/// look at (format::zero_run_worth_trying).
 inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
   return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
 }
@@ -205,7 +206,7 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
 }
 
 /// zero_codes and zero_deltas over the selector's sample (elements 1, 9, 17, ...:
-/// format::in_selector_sample), what the Adaptive selector's zero_run rule looks at.
+/// format::in_selector_sample), what the Adaptive selector looks at first (format::zero_run_verdict).
 inline std::uint32_t sampled_zero_codes(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;
   for (std::size_t i = 1; i < codes.size(); i += format::kSelectorStride) n += codes[i] == 0;

@@ -178,6 +178,14 @@ __device__ __forceinline__ void write_outliers(const Source& in, std::byte* dst,
   }
 }
 
+/// The tile's (zero codes << 16) | zero deltas from the warps' counts (each count at most 8192).
+__device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
+  std::uint32_t zeros = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) zeros += warp_zeros[w];
+  return zeros;
+}
+
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
 ///
@@ -254,7 +262,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t block = warp_index * kBlocksPerWarp + lane;
   const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   std::uint32_t zz[32];
-  std::uint32_t width = 0, outlier_bits = 0, zero_codes = 0, zero_deltas = 0;  // zeros: the selector's sample
+  std::uint32_t width = 0, outlier_bits = 0, sampled_zero_codes = 0, sampled_zero_deltas = 0;
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
   // The code before this lane's block: the first delta's prediction.
   const std::int32_t block_before = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
@@ -276,8 +284,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
         zz[i] = present ? format::zigzag(delta) : 0u;
         any |= zz[i];
         if (format::in_selector_sample(static_cast<std::uint32_t>(i))) {  // blocks start at multiples of 32
-          zero_codes += present && q == 0;
-          zero_deltas += present && delta == 0;
+          sampled_zero_codes += present && q == 0;
+          sampled_zero_deltas += present && delta == 0;
         }
         outlier_bits |= (present && outlier) ? (1u << i) : 0u;
       }
@@ -288,7 +296,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t packed_through = warp::inclusive_sum(packed);
   if (lane == 31) s.warp_totals[warp_index] = packed_through;
   if constexpr (Coder::tries_zero_run) {
-    const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
+    const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (sampled_zero_codes << 16) | sampled_zero_deltas);
     if (lane == 0) s.warp_zeros[warp_index] = zeros;
   }
   if constexpr (Coder::tries_huffman) huffman::begin_estimate(s.huffman);
@@ -328,14 +336,26 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   [[maybe_unused]] zero_run::plan zero_run_plan{kNone, 0, 0};
   [[maybe_unused]] bool huffman_cannot_win = false;
   if constexpr (Coder::tries_zero_run) {
-    std::uint32_t zero_codes = 0, zero_deltas = 0;
+    // The sample first; where it comes too close to half to tell, every element's zeros.
+    const std::uint32_t sampled = sum_warp_zeros(s.warp_zeros);
+    const format::zero_run_sample verdict = format::zero_run_verdict(sampled >> 16, sampled & 0xffffu, elements);
+    bool measure_zero_run = std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure;
+    if (kCodeTiles && !measure_zero_run && verdict == format::zero_run_sample::count_all) {
+      std::uint32_t zero_codes = 0, zero_deltas = 0;
 #pragma unroll
-    for (int w = 0; w < kTileWarps; ++w) {
-      zero_codes += s.warp_zeros[w] >> 16;
-      zero_deltas += s.warp_zeros[w] & 0xffffu;
+      for (int i = 0; i < 32; ++i) {
+        const bool present = static_cast<std::uint32_t>(i) < block_count;
+        zero_codes += present && code_or_zero(stage[lane][i]) == 0;
+        zero_deltas += present && zz[i] == 0;
+      }
+      const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
+      __syncthreads();  // every warp has read the sample's counts
+      if (lane == 0) s.warp_zeros[warp_index] = zeros;
+      __syncthreads();
+      const std::uint32_t all = sum_warp_zeros(s.warp_zeros);
+      measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, elements);
     }
-    if (kCodeTiles && (std::is_same_v<typename Coder::strategy, ZeroRun> ||
-                       format::zero_run_worth_trying(zero_codes, zero_deltas, elements))) {
+    if (kCodeTiles && measure_zero_run) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
       if constexpr (Coder::tries_huffman || Coder::tries_fixed_length) {
         // The deltas again from the stage (measuring leaves it as it was): holding them through
