@@ -115,16 +115,13 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
       .total;
 }
 
-/// Adaptive's gate before the huffman estimate: a sample of the tile's coded deltas, those of
-/// elements 1, 9, 17, ... (every kGateStride-th, from element 1), counted under 256 literals. Only
-/// where the sample's estimate (gate_tile_bytes) comes under what huffman must beat is the whole
-/// tile counted and estimated. Counting every delta was most of the selector's time where it keeps
+/// Adaptive's gate before the huffman estimate: the coded deltas of the selector's sample
+/// (format::in_selector_sample: elements 1, 9, 17, ...), counted under 256 literals. Only where
+/// the sample's estimate (gate_tile_bytes) comes under what huffman must beat is the whole tile
+/// counted and estimated. Counting every delta was most of the selector's time where it keeps
 /// fixed_length (smooth field at REL 1e-4: Adaptive encoded at 441 GB/s, FixedLength at 710). An
 /// eighth, not a quarter: the same speed, and on the tiled fields it stops no tile that huffman
 /// wins (a quarter stopped 3 of 2048 at REL 1e-4; docs/results/2026-12-01e/call8).
-inline constexpr std::uint32_t kGateStride = kSelectorStride;
-/// Whether element e of a tile is in the gate's sample.
-constexpr bool in_gate_sample(std::uint32_t element) { return in_selector_sample(element); }
 
 /// The gate's estimate of a huffman tile of `elements` values from its sample of `sampled` deltas
 /// under 256 literals: the sample's order-0 entropy (sampled lg sampled - `sum_c_log_c`, 16.16)
@@ -138,7 +135,7 @@ constexpr std::uint64_t gate_tile_bytes(std::uint64_t sum_c_log_c, std::uint64_t
   const std::uint64_t entropy = sampled == 0 ? 0 : std::uint64_t{sampled} * log2_fixed(sampled) - sum_c_log_c;
   // A full tile samples 1024 deltas: a shift then, not a 64-bit division (the same quotient; every
   // thread of every tile works this out on the device).
-  constexpr std::uint32_t kFullSample = format::kTileElements / kGateStride;
+  constexpr std::uint32_t kFullSample = format::kTileElements / kSelectorStride;
   static_assert(kFullSample == 1024u, "a full tile's sample scales by a shift of 10");
   const std::uint64_t scaled = (entropy + (extra << 16)) * coded;
   const std::uint64_t bits = sampled == 0 ? 0 : (sampled == kFullSample ? scaled >> 10 : scaled / sampled);

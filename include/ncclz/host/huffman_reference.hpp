@@ -124,7 +124,7 @@ inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>
 inline std::uint64_t gate_tile_bytes(const tile_deltas& d, std::uint32_t elements, std::uint32_t value_bytes) {
   std::array<std::uint32_t, kMaxSymbols> hist{};
   for (std::size_t j = 0; j < d.zigzagged.size(); ++j) {
-    if (in_gate_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
+    if (format::in_selector_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
   }
   std::uint64_t sum_c_log_c = 0, extra = 0;
   std::uint32_t sampled = 0;

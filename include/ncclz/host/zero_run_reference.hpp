@@ -209,12 +209,12 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
 /// format::in_selector_sample), what the Adaptive selector looks at first (format::zero_run_verdict).
 inline std::uint32_t sampled_zero_codes(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;
-  for (std::size_t i = 1; i < codes.size(); i += format::kSelectorStride) n += codes[i] == 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == 0;
   return n;
 }
 inline std::uint32_t sampled_zero_deltas(std::span<const std::int32_t> codes) {
-  std::uint32_t n = 0;
-  for (std::size_t i = 1; i < codes.size(); i += format::kSelectorStride) n += codes[i] == codes[i - 1];
+  std::uint32_t n = 0;  // element 0 is never in the sample: every sampled element has one before it
+  for (std::size_t i = 1; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == codes[i - 1];
   return n;
 }
 

@@ -196,7 +196,7 @@ __device__ __forceinline__ void count_deltas(encode_shared& s, const std::uint32
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     // Blocks start at multiples of 32 elements: element 32b + i is in the sample where i is.
-    if (kWhich != delta_set::all && in_gate_sample(static_cast<std::uint32_t>(i)) != (kWhich == delta_set::sample)) continue;
+    if (kWhich != delta_set::all && format::in_selector_sample(static_cast<std::uint32_t>(i)) != (kWhich == delta_set::sample)) continue;
     if (coded(i, count)) atomicAdd(&s.hist[symbol_of(zz[i], kMaxLiterals)], 1u);
   }
 }
@@ -212,7 +212,7 @@ __device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const
   // Thread t: bin t, and for t < 24 the escape class bin 256 + t. Every sum fits 32 bits: c lg c
   // sums to at most S lg S < 2^31 (16.16, S <= 2048 sampled deltas); the sampled deltas (below
   // 2^12) and their escape bits (below 2^16: 31 bits each at most) share one word.
-  static_assert(format::kTileElements / kGateStride <= 2048, "the gate's sums fit 32 bits");
+  static_assert(format::kTileElements / format::kSelectorStride <= 2048, "the gate's sums fit 32 bits");
   const std::uint32_t c = s.hist[threadIdx.x];
   auto clogc = static_cast<std::uint32_t>(c_log_c(c));
   std::uint32_t packed = c;
