@@ -178,14 +178,6 @@ __device__ __forceinline__ void write_outliers(const Source& in, std::byte* dst,
   }
 }
 
-/// The tile's (zero codes << 16) | zero deltas from the warps' counts (each count at most 8192).
-__device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
-  std::uint32_t zeros = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) zeros += warp_zeros[w];
-  return zeros;
-}
-
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
 ///
@@ -337,7 +329,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   [[maybe_unused]] bool huffman_cannot_win = false;
   if constexpr (Coder::tries_zero_run) {
     // The sample first; where it comes too close to half to tell, every element's zeros.
-    const std::uint32_t sampled = sum_warp_zeros(s.warp_zeros);
+    const std::uint32_t sampled = zero_run::sum_warp_zeros(s.warp_zeros);
     const format::zero_run_sample verdict = format::zero_run_verdict(sampled >> 16, sampled & 0xffffu, elements);
     bool measure_zero_run = std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure;
     if (kCodeTiles && !measure_zero_run && verdict == format::zero_run_sample::count_all) {
@@ -352,7 +344,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       __syncthreads();  // every warp has read the sample's counts
       if (lane == 0) s.warp_zeros[warp_index] = zeros;
       __syncthreads();
-      const std::uint32_t all = sum_warp_zeros(s.warp_zeros);
+      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros);
       measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, elements);
     }
     if (kCodeTiles && measure_zero_run) {

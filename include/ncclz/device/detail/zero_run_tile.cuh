@@ -40,6 +40,15 @@ static_assert(zr::kSubblockElements == static_cast<std::uint32_t>(kTileThreads),
 static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
               "a warp's sub-blocks are the codes of its own stage");
 
+/// The tile's (zero codes << 16) | zero deltas from its warps' counts in the same packing: each
+/// half sums to at most a tile's 8192 elements, so neither carries into the other.
+__device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
+  std::uint32_t zeros = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) zeros += warp_zeros[w];
+  return zeros;
+}
+
 /// Per-tile scratch of measure and write (shared memory).
 struct encode_shared {
   std::uint32_t least[kTileWarps][2];                  ///< per warp and predictor: least magnitude, ~0u for none
@@ -543,13 +552,8 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   __syncthreads();
 
   // Warp w: the sub-blocks of its stage (4w..4w+3) under each measured predictor, one at a time.
-  std::uint32_t zero_codes = 0, zero_deltas = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) {
-    zero_codes += s.zeros[w] >> 16;
-    zero_deltas += s.zeros[w] & 0xFFFFu;
-  }
-  const std::uint32_t measured = zr::measured_predictors(zero_codes, zero_deltas, elements);
+  const std::uint32_t tile_zeros = sum_warp_zeros(s.zeros);
+  const std::uint32_t measured = zr::measured_predictors(tile_zeros >> 16, tile_zeros & 0xFFFFu, elements);
   std::uint32_t min_magnitude[2];
 #pragma unroll
   for (std::uint32_t p = 0; p < 2; ++p) {
@@ -610,10 +614,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
 
 /// The tile's zero deltas (element 0's counts), every element's, as measure counted them.
 __device__ __forceinline__ std::uint32_t measured_zero_deltas(const encode_shared& s) {
-  std::uint32_t n = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) n += s.zeros[w] & 0xFFFFu;
-  return n;
+  return sum_warp_zeros(s.zeros) & 0xFFFFu;
 }
 
 /// Writes the tile measure measured (s as it left it) at `tile` (8-byte aligned, not zeroed): the
