@@ -34,35 +34,41 @@ __device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint
   using V = vec16<T>;
   constexpr int kVec = V::size;
   constexpr int kIters = 1024 / (32 * kVec);
+  // Loads in flight a thread: 128 bytes at most. All 16 of double's (256 bytes) spilled in the
+  // Adaptive encoder (ptxas: 60 bytes).
+  constexpr int kBatch = kIters < 8 ? kIters : 8;
   const unsigned lane = warp::lane_id();
   const bool vector_ok = count == 1024 && reinterpret_cast<std::uintptr_t>(src) % 16 == 0;
-  V x[kIters];
 #pragma unroll
-  for (int it = 0; it < kIters; ++it) {
-    const std::uint32_t e = (it * 32 + lane) * kVec;
-    if (vector_ok) {
-      x[it] = reinterpret_cast<const V*>(src)[it * 32 + lane];
-    } else {
+  for (int batch = 0; batch < kIters; batch += kBatch) {
+    V x[kBatch];
 #pragma unroll
-      for (int v = 0; v < kVec; ++v) x[it].v[v] = e + v < count ? src[e + v] : T{};
+    for (int it = 0; it < kBatch; ++it) {
+      const std::uint32_t e = ((batch + it) * 32 + lane) * kVec;
+      if (vector_ok) {
+        x[it] = reinterpret_cast<const V*>(src)[(batch + it) * 32 + lane];
+      } else {
+#pragma unroll
+        for (int v = 0; v < kVec; ++v) x[it].v[v] = e + v < count ? src[e + v] : T{};
+      }
     }
-  }
 #pragma unroll
-  for (int it = 0; it < kIters; ++it) {
-    const std::uint32_t e = (it * 32 + lane) * kVec;
-    std::int32_t codes[kVec];
+    for (int it = 0; it < kBatch; ++it) {
+      const std::uint32_t e = ((batch + it) * 32 + lane) * kVec;
+      // Codes go straight into the vector stores: an array of them stayed in local memory for the
+      // 16-bit types (31 st.local a warp's rows, never read back).
+      const auto code = [&](int v) -> std::int32_t {
+        std::int32_t q = 0;
+        return e + v >= count ? 0 : (Q::template quantize<T>(x[it].v[v], p, q) ? q : kOutlierCode);
+      };
+      std::int32_t* row = &stage[e / 32][e % 32];
+      if constexpr (kVec == 2) {
+        *reinterpret_cast<int2*>(row) = make_int2(code(0), code(1));
+      } else {
 #pragma unroll
-    for (int v = 0; v < kVec; ++v) {
-      std::int32_t q = 0;
-      codes[v] = e + v >= count ? 0 : (Q::template quantize<T>(x[it].v[v], p, q) ? q : kOutlierCode);
-    }
-    std::int32_t* row = &stage[e / 32][e % 32];
-    if constexpr (kVec == 2) {
-      *reinterpret_cast<int2*>(row) = make_int2(codes[0], codes[1]);
-    } else {
-#pragma unroll
-      for (int v = 0; v < kVec; v += 4)  // 4 or 8 codes: one or two 16-byte stores
-        *reinterpret_cast<int4*>(row + v) = make_int4(codes[v], codes[v + 1], codes[v + 2], codes[v + 3]);
+        for (int v = 0; v < kVec; v += 4)  // 4 or 8 codes: one or two 16-byte stores
+          *reinterpret_cast<int4*>(row + v) = make_int4(code(v), code(v + 1), code(v + 2), code(v + 3));
+      }
     }
   }
 }
