@@ -184,6 +184,36 @@ __device__ __forceinline__ void write_outliers(const Source& in, std::byte* dst,
   }
 }
 
+/// Bit planes of this lane's block: planes[k], k < width, holds bit k of each of its 32 zig-zagged
+/// deltas. By a whole warp (the lanes agree on the widest block).
+__device__ __forceinline__ void write_planes(std::uint32_t* planes, const std::uint32_t (&zz)[32], std::uint32_t width) {
+  const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
+  if (max_width <= 8) {
+    // Narrow blocks (the common case): pack four deltas a word, one per byte, and gather bit k of
+    // four bytes at once with a multiply (bytes' bit 0 land in bits 24..27, no carries).
+    std::uint32_t packed[8];
+#pragma unroll
+    for (int m = 0; m < 8; ++m) {
+      const std::uint32_t lo = __byte_perm(zz[4 * m], zz[4 * m + 1], 0x0040);
+      const std::uint32_t hi = __byte_perm(zz[4 * m + 2], zz[4 * m + 3], 0x0040);
+      packed[m] = __byte_perm(lo, hi, 0x5410);
+    }
+    for (std::uint32_t k = 0; k < max_width; ++k) {
+      std::uint32_t plane = 0;
+#pragma unroll
+      for (int m = 0; m < 8; ++m) plane |= ((((packed[m] >> k) & 0x01010101u) * 0x01020408u) >> 24) << (4 * m);
+      if (k < width) planes[k] = plane;
+    }
+  } else {
+    for (std::uint32_t k = 0; k < max_width; ++k) {
+      std::uint32_t plane = 0;
+#pragma unroll
+      for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
+      if (k < width) planes[k] = plane;
+    }
+  }
+}
+
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
 ///
@@ -415,6 +445,11 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       staged_stream = scratch;
     }
   }
+  // A fixed_length tile's planes go to the warp's own stage (its codes are in zz now; a warp's
+  // planes take at most 32 words a block, 1024, and the stage holds 1152): the bit transposition
+  // then overlaps the look-back's wait instead of following it.
+  if (mode == tile_mode::fixed_length && warp_count > 0)
+    write_planes(reinterpret_cast<std::uint32_t*>(stage) + (packed_before & 0xffffu), zz, width);
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
     if (lane == 0) {
@@ -473,33 +508,11 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
                     outlier_bits, first, tile_first);
   if (warp_count == 0) return;
 
-  // Bit planes: plane k of this lane's block holds bit k of each of its 32 zig-zagged deltas.
-  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp + (packed_before & 0xffffu);
-  const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
-  if (max_width <= 8) {
-    // Narrow blocks (the common case): pack four deltas a word, one per byte, and gather bit k of
-    // four bytes at once with a multiply (bytes' bit 0 land in bits 24..27, no carries).
-    std::uint32_t packed[8];
-#pragma unroll
-    for (int m = 0; m < 8; ++m) {
-      const std::uint32_t lo = __byte_perm(zz[4 * m], zz[4 * m + 1], 0x0040);
-      const std::uint32_t hi = __byte_perm(zz[4 * m + 2], zz[4 * m + 3], 0x0040);
-      packed[m] = __byte_perm(lo, hi, 0x5410);
-    }
-    for (std::uint32_t k = 0; k < max_width; ++k) {
-      std::uint32_t plane = 0;
-#pragma unroll
-      for (int m = 0; m < 8; ++m) plane |= ((((packed[m] >> k) & 0x01010101u) * 0x01020408u) >> 24) << (4 * m);
-      if (k < width) planes[k] = plane;
-    }
-  } else {
-    for (std::uint32_t k = 0; k < max_width; ++k) {
-      std::uint32_t plane = 0;
-#pragma unroll
-      for (int i = 0; i < 32; ++i) plane |= ((zz[i] >> k) & 1u) << i;
-      if (k < width) planes[k] = plane;
-    }
-  }
+  // The warp's planes, staged before the look-back, copied out whole words by consecutive lanes.
+  const std::uint32_t warp_words = __shfl_sync(warp::kFullMask, packed_through, 31) & 0xffffu;
+  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp;
+  const auto* staged_planes = reinterpret_cast<const std::uint32_t*>(stage);
+  for (std::uint32_t i = lane; i < warp_words; i += 32) planes[i] = staged_planes[i];
 }
 
 /// Validates the chunk header against the launch; returns false (and reports) when it is bad.
