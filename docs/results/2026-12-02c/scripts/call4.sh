@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Session 9, call 4: the landed build (final, 1260e62: pl + doubles loaded in batches of 8) against base:
+# smooth (smooth_f64 with it) and noise as f32, bf16, f16 (fixed_length, huffman, adaptive), three rounds.
+set -uo pipefail
+export LD_LIBRARY_PATH="$PWD/xr9/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+mkdir -p "$OUT/logs"
+start=$SECONDS
+one() {  # variant input coders round [extra args]
+  timeout 100 "xr9/codec-$1" --data data --only $2 --bounds 1e-3,1e-4 --coders $3 --runs 5 --size-mb 64 --seed 7 ${5:-} >"$OUT/logs/codec-$1-$2-$4.log" 2>&1
+  echo "$1 $2 rc=$? $(grep -E '^(OK|FAILED):' "$OUT/logs/codec-$1-$2-$4.log")" >> "$OUT/status.txt"
+  grep -E "^(concat|smooth|noise)" "$OUT/logs/codec-$1-$2-$4.log" | sed 's/concat(13 fields, tiled)x3.4/concat/' | awk -v w="$1" -v r="$4" '{print w, r, $0}' >> "$OUT/table.txt"
+}
+for round in 1 2 3; do
+  for v in ${VARIANTS:-base final}; do
+    for inp in smooth noise; do one $v $inp fixed_length,huffman,adaptive $round "--dtype f32,bf16,f16"; done
+  done
+done
+echo "bench done at $((SECONDS - start)) s" >> "$OUT/status.txt"
+cd "$OUT/logs" && tar czf ../logs.tgz . && cd .. && rm -rf logs
+sort status.txt | uniq -c | sort -rn | head -12
