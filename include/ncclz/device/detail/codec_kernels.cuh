@@ -451,6 +451,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   // first and transposes after, which publishes the tile's inclusive prefix sooner: 64 MiB,
   // Adaptive smooth_f64 1e-4 844 -> 943 GB/s; on the other types that order lost 3-7%
   // (FixedLength noise f32 1e-3 729 -> 698, Adaptive f16 noise 1e-4 284 -> 264; session 9, call 5).
+  // The block's planes pointer is spelled out per branch on purpose: each spelling compiles to
+  // the code that was measured and GPU-tested (one shared variable changes FixedLength f16's).
   constexpr bool kWarp0PlanesAfterLookback = sizeof(T) == 8;
   const bool stage_planes = mode == tile_mode::fixed_length && warp_count > 0;
   [[maybe_unused]] std::uint32_t* const staged_block_planes = kWarp0PlanesAfterLookback ? reinterpret_cast<std::uint32_t*>(stage) + (packed_before & 0xffffu) : nullptr;
