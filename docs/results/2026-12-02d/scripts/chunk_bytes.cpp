@@ -10,7 +10,8 @@
 #include "ncclz/host/reference_codec.hpp"
 using namespace ncclz;
 using A = Codec<Quantizer<RelBound>, EntropyCoder<Adaptive>>;
-#include "gens.inc"  // the bench's noise and smooth generators (copied from session 9's stages.cpp)
+#include "generated_inputs.hpp"  // the bench's noise and smooth inputs (-Ibenchmarks)
+using namespace ncclz_bench;
 template <class T>
 void run(const char* name, const std::vector<float>& f, double bound) {
   std::vector<T> in(f.size());

@@ -3,7 +3,7 @@
 // (0: none). Per input: tiles the gate passes (256 literals as in 3d1cbee, then L0, L1), tiles
 // huffman takes against fixed_length's bar, and the taken tiles each variant would stop (with the
 // bytes that costs). zero_run is left out, so "lost" is against fixed_length only.
-// g++ -std=c++20 -O2 -I<include> -I/usr/local/cuda/include -DALPHA0=64 -DALPHA1=128 -DMSHIFT=7 THIS
+// g++ -std=c++20 -O2 -I<include> -Ibenchmarks -I/usr/local/cuda/include -DALPHA0=64 -DALPHA1=128 -DMSHIFT=7 THIS
 #include <algorithm>
 #include <cstdio>
 #include <cmath>
@@ -15,7 +15,8 @@
 using namespace ncclz;
 using A = Codec<Quantizer<RelBound>, EntropyCoder<Adaptive>>;
 namespace hh = host::detail::huffman;
-#include "gens.inc"
+#include "generated_inputs.hpp"  // the bench's noise and smooth inputs (-Ibenchmarks)
+using namespace ncclz_bench;
 std::uint64_t gate_with(const hh::tile_deltas& d, std::uint32_t elements, std::uint32_t vb, double Ld) {
   const std::uint32_t L = (std::uint32_t)Ld;
   std::array<std::uint32_t, hh::kMaxSymbols> hist{};

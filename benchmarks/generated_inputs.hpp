@@ -1,17 +1,24 @@
-static std::uint64_t splitmix64(std::uint64_t& s) {
+// The codec bench's generated inputs (smooth and noise), in a header so that host-only scripts
+// (docs/results/*/scripts) measure the same data the bench does.
+#pragma once
+
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "ncclz/format.hpp"
+
+namespace ncclz_bench {
+
+inline std::uint64_t splitmix64(std::uint64_t& s) {
   std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
 }
-std::vector<float> make_noise(std::size_t n, std::uint64_t seed) {
-  std::vector<float> v(n);
-  std::uint64_t s = seed ^ 0xA5A5A5A5A5A5A5A5ull;
-  for (float& x : v) x = float(splitmix64(s) >> 40) * 0x1p-23f - 1.0f;
-  return v;
-}
-/// A smooth 2D field (4096 columns): four plane waves with random wavelengths (256..4096 points)
-/// and phases, plus a small mean-reverting random walk along memory order.
+
 /// A smooth 2D field (4096 columns): four plane waves with random wavelengths (256..4096 points)
 /// and phases, plus a small mean-reverting random walk along memory order.
 template <class T>
@@ -38,7 +45,17 @@ std::vector<T> make_smooth(std::size_t n, std::uint64_t seed) {
     double x = 0.0;
     for (int k = 0; k < K; ++k) x += amp[k] * (sx[k * W + i] * cy[k * H + j] + cx[k * W + i] * sy[k * H + j]);
     walk = 0.999 * walk + 1e-3 * (double(splitmix64(s) >> 11) * 0x1p-52 - 1.0);
-    v[idx] = from_compute<T>(static_cast<compute_t<T>>(x + walk));
+    v[idx] = ncclz::from_compute<T>(static_cast<ncclz::compute_t<T>>(x + walk));
   }
   return v;
 }
+
+/// Uniform floats in [-1, 1), 24 random bits each.
+inline std::vector<float> make_noise(std::size_t n, std::uint64_t seed) {
+  std::vector<float> v(n);
+  std::uint64_t s = seed ^ 0xA5A5A5A5A5A5A5A5ull;
+  for (float& x : v) x = float(splitmix64(s) >> 40) * 0x1p-23f - 1.0f;
+  return v;
+}
+
+}  // namespace ncclz_bench
