@@ -1,46 +1,21 @@
 // Host analysis (not built by meson): per tile of ncclz-codec-bench's smooth (or noise) input, the fixed_length
 // bytes, huffman's estimate and its exact tile, and how much each tile where huffman wins saves.
-//   g++ -std=c++20 -O2 -Iinclude -I/usr/local/cuda/include docs/results/2026-12-01d/bar/adaptive_tiles.cpp -o /tmp/t
+//   g++ -std=c++20 -O2 -Iinclude -Ibenchmarks -I/usr/local/cuda/include docs/results/2026-12-01d/bar/adaptive_tiles.cpp -o /tmp/t
 //   /tmp/t 1e-4 64   (REL bound, MiB)      /tmp/t 1e-3 16 noise q   (noise; q: no per-tile lines)
 #include <cstdio>
 #include <random>
 #include <cmath>
 #include "ncclz/host/reference_codec.hpp"
+#include "generated_inputs.hpp"  // the bench's noise and smooth inputs
 using namespace ncclz;
-static std::uint64_t splitmix64(std::uint64_t& s) {
-  std::uint64_t z = (s += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-std::vector<float> make_smooth(std::size_t n, std::uint64_t seed) {
-  constexpr std::size_t W = 4096; constexpr int K = 4;
-  const std::size_t H = (n + W - 1) / W;
-  std::mt19937_64 g(seed); std::uniform_real_distribution<double> u(0.0, 1.0);
-  const double two_pi = 6.283185307179586;
-  std::vector<double> sx(K * W), cx(K * W), sy(K * H), cy(K * H), amp(K);
-  for (int k = 0; k < K; ++k) {
-    amp[k] = (0.5 + u(g)) / (k + 1);
-    const double a = two_pi / (256 + 3840 * u(g)), b = two_pi / (256 + 3840 * u(g)), p = two_pi * u(g);
-    for (std::size_t i = 0; i < W; ++i) sx[k * W + i] = std::sin(a * double(i)), cx[k * W + i] = std::cos(a * double(i));
-    for (std::size_t j = 0; j < H; ++j) sy[k * H + j] = std::sin(b * double(j) + p), cy[k * H + j] = std::cos(b * double(j) + p);
-  }
-  std::vector<float> v(n); std::uint64_t s = seed ^ 0x5DEECE66Dull; double walk = 0.0;
-  for (std::size_t idx = 0; idx < n; ++idx) {
-    const std::size_t i = idx % W, j = idx / W; double x = 0.0;
-    for (int k = 0; k < K; ++k) x += amp[k] * (sx[k * W + i] * cy[k * H + j] + cx[k * W + i] * sy[k * H + j]);
-    walk = 0.999 * walk + 1e-3 * (double(splitmix64(s) >> 11) * 0x1p-52 - 1.0);
-    v[idx] = float(x + walk);
-  }
-  return v;
-}
+using namespace ncclz_bench;
 int main(int argc, char** argv) {
   using C = Codec<Quantizer<RelBound>, EntropyCoder<Adaptive>>;
   const double bound = argc > 1 ? atof(argv[1]) : 1e-4;
   const std::size_t n = (argc > 2 ? atoi(argv[2]) : 16) << 20 >> 2;
   std::vector<float> in;
-  if (argc > 3) { in.resize(n); std::uint64_t s = 0x28ccec9171bef295ull ^ 0xA5A5A5A5A5A5A5A5ull; for (float& x : in) x = float(splitmix64(s) >> 40) * 0x1p-23f - 1.0f; }
-  else in = make_smooth(n, 0x28ccec9171bef295ull);
+  if (argc > 3) { in = make_noise(n, 0x28ccec9171bef295ull); }
+  else in = make_smooth<float>(n, 0x28ccec9171bef295ull);
   const auto p = C::quantizer::make_params<float>(bound, host::find_range<float>(in));
   int est_wins = 0, exact_wins = 0, tiles = 0; double fsum = 0, hsum = 0, esum = 0;
   for (std::size_t t = 0; t * 8192 < n; ++t, ++tiles) {
