@@ -201,12 +201,13 @@ TEST_CASE("adaptive: a sample near half zero measures zero_run as every element'
   REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), 8192));
 }
 
-TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins", "[codec][adaptive]") {
+TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins and stops the near ties", "[codec][adaptive]") {
   // format::huffman::gate_tile_bytes decides from a sample whether huffman's estimate is worth
-  // making. On dense data, where huffman wins by a few percent if at all, it must err low: below
-  // the estimate (the first gate, which counted a codebook of 4 bits a sampled symbol, came out
-  // above it on noise at REL 1e-3 and stopped tiles huffman won). Everywhere, a tile whose
-  // estimate is under 15/16 of fixed_length's bar must pass it.
+  // making. Everywhere, a tile whose estimate is under 15/16 of fixed_length's bar must pass it.
+  // Uniform noise at REL 1e-3 is a near tie (huffman within a fraction of a percent of the bar,
+  // either side): there the symbols the sample holds (kGateBitsPerSymbol) must stop every tile,
+  // so that Adaptive does not pay for the whole histogram to keep fixed_length (host: the gate
+  // read 1.007-1.026 of the bar there on 1536 tiles of f32, bf16 and f16).
   namespace hh = ncclz::host::detail::huffman;
   using C = Rel<ncclz::Adaptive>;
   const std::uint64_t seed = fresh_seed();
@@ -226,7 +227,7 @@ TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wi
         const std::uint64_t estimate = hh::estimate_tile(deltas, 8192, sizeof(float)).bytes;
         const std::uint64_t gate = hh::gate_tile_bytes(deltas, 8192, sizeof(float));
         CAPTURE(t, bar, gate, estimate);
-        if (d == data::noise) REQUIRE(gate <= estimate);
+        if (d == data::noise && bound == 1e-3) REQUIRE(gate >= bar);
         if (16 * estimate < 15 * bar) {
           ++clear_wins;
           REQUIRE(gate < bar);

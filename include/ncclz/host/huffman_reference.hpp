@@ -127,13 +127,13 @@ inline std::uint64_t gate_tile_bytes(const tile_deltas& d, std::uint32_t element
     if (format::in_selector_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
   }
   std::uint64_t sum_c_log_c = 0, extra = 0;
-  std::uint32_t sampled = 0;
+  std::uint32_t symbols = 0;
   for (std::uint32_t s = 0; s < kMaxSymbols; ++s) {
     sum_c_log_c += c_log_c(hist[s]);
-    sampled += hist[s];
+    symbols += hist[s] > 0;
     if (s >= kMaxLiterals) extra += std::uint64_t{hist[s]} * escape_bits(class_width(s, kMaxLiterals), kMaxLiterals);
   }
-  return format::huffman::gate_tile_bytes(sum_c_log_c, extra, sampled, elements,
+  return format::huffman::gate_tile_bytes(sum_c_log_c, extra, symbols, elements,
                                           static_cast<std::uint32_t>(d.outlier_index.size()), value_bytes);
 }
 
