@@ -94,13 +94,26 @@ constexpr std::uint32_t escape_value(std::uint32_t z, std::uint32_t literals) {
 }
 
 /// log2(c) for c >= 1 in 16.16 fixed point, linear between powers of two (at most 0.086 bits
-/// low): an integer the device computes the same.
-constexpr std::uint64_t log2_fixed(std::uint64_t c) {
+/// low): an integer the device computes the same. `U` is the arithmetic's width.
+template <class U>
+constexpr U log2_fixed_in(U c) {
   const std::uint32_t e = bit_width(static_cast<std::uint32_t>(c)) - 1;
-  return (std::uint64_t{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
+  return (U{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
 }
+constexpr std::uint64_t log2_fixed(std::uint64_t c) { return log2_fixed_in(c); }
 /// c * log2_fixed(c), 0 for c = 0.
 constexpr std::uint64_t c_log_c(std::uint64_t c) { return c == 0 ? 0 : c * log2_fixed(c); }
+/// c_log_c in 32-bit arithmetic, the same integer for c <= kMaxSampleCount (c << 16 and the
+/// product fit): what the device's gate sums its sample's counts with, in fewer instructions.
+inline constexpr std::uint32_t kMaxSampleCount = 2048;
+constexpr std::uint32_t sample_c_log_c(std::uint32_t c) { return c == 0 ? 0 : c * log2_fixed_in(c); }
+constexpr bool sample_c_log_c_matches() {
+  for (std::uint32_t c = 0; c <= kMaxSampleCount; ++c) {
+    if (sample_c_log_c(c) != c_log_c(c)) return false;
+  }
+  return true;
+}
+static_assert(sample_c_log_c_matches(), "sample_c_log_c is c_log_c for every count a sample holds");
 
 /// The bytes a huffman tile is estimated to take from its `estimated_bits` (16.16 fixed point:
 /// entropy, escape bits and 4 bits a stored symbol) and the symbol count it stores: what the

@@ -213,22 +213,17 @@ __device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const
   count_deltas<delta_set::sample>(s, zz, count);
   __syncthreads();
   // Thread t: bin t, and for t < 24 the escape class bin 256 + t. Every sum fits 32 bits, and in
-  // 32-bit arithmetic (the same integers as the format's 64-bit c_log_c): c lg c sums to at most
-  // S lg S < 2^31 (16.16, S <= 2048 sampled deltas); the escape bits (31 at most a delta, under
-  // 2^16) share a word with the symbols held (at most 280).
+  // 32-bit arithmetic (sample_c_log_c): c lg c sums to at most S lg S < 2^31 (16.16, S <= 2048
+  // sampled deltas); the escape bits (31 at most a delta, under 2^16) share a word with the
+  // symbols held (at most 280).
   constexpr std::uint32_t kMaxSampled = format::kTileElements / format::kSelectorStride;
-  static_assert(kMaxSampled <= 2048 && kMaxSampled * kMaxExtraBits < (1u << 16), "the gate's sums fit 32 bits");
-  const auto c_log_c_32 = [](std::uint32_t c) -> std::uint32_t {
-    if (c == 0) return 0u;
-    const std::uint32_t e = 31u - static_cast<std::uint32_t>(__clz(c));
-    return c * ((e << 16) + (((c << 16) >> e) & 0xFFFFu));
-  };
+  static_assert(kMaxSampled <= kMaxSampleCount && kMaxSampled * kMaxExtraBits < (1u << 16), "the gate's sums fit 32 bits");
   const std::uint32_t c = s.hist[threadIdx.x];
-  std::uint32_t clogc = c_log_c_32(c);
+  std::uint32_t clogc = sample_c_log_c(c);
   std::uint32_t packed = c != 0 ? 1u << 16 : 0u;  // symbols held above, escape bits below
   if (threadIdx.x < kMaxSymbols - kMaxLiterals) {
     const std::uint32_t sym = kMaxLiterals + threadIdx.x, n = s.hist[sym];
-    clogc += c_log_c_32(n);
+    clogc += sample_c_log_c(n);
     packed += (n != 0 ? 1u << 16 : 0u) + n * escape_bits(class_width(sym, kMaxLiterals), kMaxLiterals);
   }
   clogc = __reduce_add_sync(warp::kFullMask, clogc);
