@@ -243,20 +243,36 @@ NCCLZ_HOST_DEVICE constexpr std::uint32_t selector_sample_size(std::uint32_t ele
   return (elements + kSelectorStride - 2) / kSelectorStride;
 }
 
-/// Whether the Adaptive selector measures a tile's zero_run size: only when at least half of its
-/// codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring it is
-/// the selector's dearest step, so other tiles skip it). Host and device apply the same rule.
+/// Zeros a run must hold on average, for zero_run_worth_trying: runs counted within each block of
+/// 32 elements (a zero that starts its block, or follows a nonzero, starts one).
+inline constexpr std::uint32_t kMinMeanZeroRun = 3;
+
+/// Whether the Adaptive selector measures the zero_run size of a tile whose sample came too close
+/// to half zero to tell (zero_run_verdict, below), from every element's count: at least half of
+/// its codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring
+/// it is the selector's dearest step, so other tiles skip it), in runs of kMinMeanZeroRun or more
+/// on average. Near half zero, zero_run's run codes cost about what huffman's bit a delta does, and
+/// the runs decide: on the fields and the bench inputs (f32, bf16, f16, REL 1e-3 and 1e-4) every
+/// such tile zero_run wins has runs of 3.5 or more, and every one under 3 it loses (by 5-120%),
+/// among them 21 tiles of the smooth input as bf16 at 1e-4 (runs of 1.9-2.0, 40% larger), each
+/// a measure the look-back makes every later tile wait for (Adaptive 154 -> 174-176 GB/s). Host
+/// and device apply the same rule.
 NCCLZ_HOST_DEVICE constexpr bool zero_run_worth_trying(std::uint32_t zero_codes, std::uint32_t zero_deltas,
+                                                       std::uint32_t zero_code_runs, std::uint32_t zero_delta_runs,
                                                        std::uint32_t elements) {
-  return 2ull * (zero_codes > zero_deltas ? zero_codes : zero_deltas) >= elements && elements > 0;
+  const auto in_runs = [elements](std::uint64_t zeros, std::uint64_t runs) {
+    return 2 * zeros >= elements && zeros >= kMinMeanZeroRun * runs;
+  };
+  return elements > 0 && (in_runs(zero_codes, zero_code_runs) || in_runs(zero_deltas, zero_delta_runs));
 }
 
-/// What the selector's sample says of zero_run_worth_trying, from its zero codes and zero deltas:
-/// yes where 9/16 of it or more are zero, no under 7/16, and in between (or with no sample) the
-/// tile's every element must be counted. A sample alone, so close to half, let through tiles the
-/// whole count stops: 34 of 2048 instead of 21 on the smooth input as bf16 at REL 1e-4, each a
-/// zero_run measure the look-back makes every later tile wait for (Adaptive 151 -> 126 GB/s).
-/// On the fields and generated inputs this rule measures exactly the tiles the whole count does.
+/// What the selector's sample of a tile says of measuring its zero_run size, from the sample's zero
+/// codes and zero deltas: yes where 9/16 of it or more are zero (sparse: measured whatever the
+/// runs; the smooth input at 1e-3, 64% zero deltas in runs of 2.1-2.2, is where zero_run wins by
+/// 8-13%), no under 7/16, and in between (or with no sample) every element is counted and
+/// zero_run_worth_trying decides. A sample alone, so close to half, let through tiles the whole
+/// count stops: 34 of 2048 instead of 21 on the smooth input as bf16 at REL 1e-4, each a zero_run
+/// measure the look-back makes every later tile wait for (Adaptive 151 -> 126 GB/s).
 enum class zero_run_sample : std::uint8_t { skip, measure, count_all };
 NCCLZ_HOST_DEVICE constexpr zero_run_sample zero_run_verdict(std::uint32_t sampled_zero_codes, std::uint32_t sampled_zero_deltas,
                                                              std::uint32_t elements) {

@@ -133,6 +133,7 @@ struct encode_shared_common {
   std::uint64_t tile_begin;  ///< from the start of the chunk
   std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
   std::uint32_t warp_zeros[kTileWarps];   ///< (zero codes << 16) | zero deltas, per warp
+  std::uint32_t warp_zero_runs[kTileWarps];  ///< (runs of zero codes << 16) | of zero deltas, per warp
   alignas(16) warp_stage stage[kTileWarps];
 };
 struct encode_shared_huffman : encode_shared_common {
@@ -369,19 +370,30 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     const format::zero_run_sample verdict = format::zero_run_verdict(sampled >> 16, sampled & 0xffffu, elements);
     bool measure_zero_run = std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure;
     if (kCodeTiles && !measure_zero_run && verdict == format::zero_run_sample::count_all) {
-      std::uint32_t zero_codes = 0, zero_deltas = 0;
+      // Zeros and their runs (a zero at the block's start or after a nonzero starts one).
+      std::uint32_t zero_codes = 0, zero_deltas = 0, code_runs = 0, delta_runs = 0;
+      bool code_was_zero = false, delta_was_zero = false;
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
         const bool present = static_cast<std::uint32_t>(i) < block_count;
-        zero_codes += present && code_or_zero(stage[lane][i]) == 0;
-        zero_deltas += present && zz[i] == 0;
+        const bool code_zero = present && code_or_zero(stage[lane][i]) == 0, delta_zero = present && zz[i] == 0;
+        zero_codes += code_zero;
+        zero_deltas += delta_zero;
+        code_runs += code_zero && !code_was_zero;
+        delta_runs += delta_zero && !delta_was_zero;
+        code_was_zero = code_zero;
+        delta_was_zero = delta_zero;
       }
       const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
+      const std::uint32_t runs = __reduce_add_sync(warp::kFullMask, (code_runs << 16) | delta_runs);
       __syncthreads();  // every warp has read the sample's counts
-      if (lane == 0) s.warp_zeros[warp_index] = zeros;
+      if (lane == 0) {
+        s.warp_zeros[warp_index] = zeros;
+        s.warp_zero_runs[warp_index] = runs;
+      }
       __syncthreads();
-      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros);
-      measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, elements);
+      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros), all_runs = zero_run::sum_warp_zeros(s.warp_zero_runs);
+      measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, all_runs >> 16, all_runs & 0xffffu, elements);
     }
     if (kCodeTiles && measure_zero_run) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
