@@ -243,27 +243,26 @@ NCCLZ_HOST_DEVICE constexpr std::uint32_t selector_sample_size(std::uint32_t ele
   return (elements + kSelectorStride - 2) / kSelectorStride;
 }
 
-/// Zeros a run must hold on average, for zero_run_worth_trying: runs counted within each block of
-/// 32 elements (a zero that starts its block, or follows a nonzero, starts one).
+/// Zero deltas a run must hold on average, for zero_run_worth_trying: runs counted within each
+/// block of 32 elements (a zero delta that starts its block, or follows a nonzero one, starts one).
 inline constexpr std::uint32_t kMinMeanZeroRun = 3;
 
 /// Whether the Adaptive selector measures the zero_run size of a tile whose sample came too close
 /// to half zero to tell (zero_run_verdict, below), from every element's count: at least half of
-/// its codes, or half of its code deltas, are zero (zero runs are where that mode wins; measuring
-/// it is the selector's dearest step, so other tiles skip it), in runs of kMinMeanZeroRun or more
-/// on average. Near half zero, zero_run's run codes cost about what huffman's bit a delta does, and
-/// the runs decide: on the fields and the bench inputs (f32, bf16, f16, REL 1e-3 and 1e-4) every
-/// such tile zero_run wins has runs of 3.5 or more, and every one under 3 it loses (by 5-120%),
-/// among them 21 tiles of the smooth input as bf16 at 1e-4 (runs of 1.9-2.0, 40% larger), each
-/// a measure the look-back makes every later tile wait for (Adaptive 154 -> 174-176 GB/s). Host
-/// and device apply the same rule.
+/// its codes are zero, or half of its code deltas are zero in runs of kMinMeanZeroRun or more on
+/// average (zero runs are where that mode wins; measuring it is the selector's dearest step, so
+/// other tiles skip it). Zero codes need no runs: huffman codes the deltas, and each delta into
+/// or out of a zero code is as wide as the code, so half-zero random values cost huffman a wide
+/// delta an element (zero_run is 28-30% smaller at REL 1e-3 and 1e-4). A zero delta costs
+/// huffman about a bit, as a zero_run run code does, so there the runs decide: on the fields and
+/// the bench inputs (f32, bf16, f16, REL 1e-3 and 1e-4) every such tile zero_run wins has runs
+/// of 3.5 or more, and every one under 3 it loses (by 5-120%), among them 21 tiles of the smooth
+/// input as bf16 at 1e-4 (runs of 1.9-2.0, 40% larger), each a measure the look-back makes every
+/// later tile wait for (Adaptive 157 -> 172-173 GB/s). Host and device apply the same rule.
 NCCLZ_HOST_DEVICE constexpr bool zero_run_worth_trying(std::uint32_t zero_codes, std::uint32_t zero_deltas,
-                                                       std::uint32_t zero_code_runs, std::uint32_t zero_delta_runs,
-                                                       std::uint32_t elements) {
-  const auto in_runs = [elements](std::uint64_t zeros, std::uint64_t runs) {
-    return 2 * zeros >= elements && zeros >= kMinMeanZeroRun * runs;
-  };
-  return elements > 0 && (in_runs(zero_codes, zero_code_runs) || in_runs(zero_deltas, zero_delta_runs));
+                                                       std::uint32_t zero_delta_runs, std::uint32_t elements) {
+  return elements > 0 && (2ull * zero_codes >= elements ||
+                          (2ull * zero_deltas >= elements && zero_deltas >= std::uint64_t{kMinMeanZeroRun} * zero_delta_runs));
 }
 
 /// What the selector's sample of a tile says of measuring its zero_run size, from the sample's zero

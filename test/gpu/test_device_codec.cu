@@ -288,6 +288,38 @@ TEST_CASE("adaptive counts every element's zeros where its sample is near half",
   require_device_matches_host<RelAd>(in, 1e-3);
 }
 
+TEST_CASE("adaptive measures zero_run near half zero where the codes are zero, and not where scattered deltas are", "[gpu][codec]") {
+  // Both halves have a sample at exactly half zero (elements 1, 9, 17, ...), so every element is
+  // counted. Zero codes at random (runs of about 2) between random values: zero_run must be
+  // measured, and wins. Half the deltas zero in pairs, the steps between them small: zero_run is
+  // not measured (its runs average under 3) and huffman wins. The device must choose as the host.
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution zero(0.55);
+  std::uniform_real_distribution<float> u(0.25f, 1.0f);
+  constexpr std::size_t kTiles = 16;
+  std::vector<float> in(2 * kTiles * 8192 + 5);
+  constexpr char kPairs[] = "zznnzznnnnzznnzz";  // 'z': the value repeats the one before
+  float prev = 0.5f;
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const std::uint32_t e = static_cast<std::uint32_t>(i % 8192);
+    if (i < kTiles * 8192) {
+      const bool is_zero = ncclz::format::in_selector_sample(e) ? (i / 8) % 2 == 0 : zero(rng);
+      in[i] = is_zero ? 0.0f : (rng() % 2 ? 1.0f : -1.0f) * u(rng);
+    } else {
+      prev = kPairs[i % 16] == 'z' ? prev : prev + (rng() % 2 ? 0.004f : -0.004f);
+      in[i] = prev;
+    }
+  }
+  const std::vector<std::byte> chunk = ncclz::host::compress<RelAd>(std::span<const float>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::zero_run)] >= kTiles);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::huffman)] >= kTiles - 1);
+  require_device_matches_host<RelAd>(in, 1e-3);
+}
+
 TEMPLATE_TEST_CASE("huffman and adaptive chunks hold huffman tiles where codes are skewed", "[gpu][codec]", RelHuf, RelAd) {
   using Codec = TestType;
   const std::uint64_t seed = fresh_seed();

@@ -152,15 +152,15 @@ TEST_CASE("adaptive: zero_run tiles on sparse data, huffman tiles on skewed data
 
 TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas are zero", "[codec][adaptive]") {
   namespace fmt = ncclz::format;
-  // Half zero in runs of 3 or more on average (zeros, then runs: codes, deltas).
-  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 1365, 0, 8192));
-  REQUIRE(fmt::zero_run_worth_trying(0, 4096, 0, 1365, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(4096, 0, 1366, 0, 8192));  // runs of 2.999
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(4096, 4096, 1366, 1366, 8192));
-  REQUIRE(fmt::zero_run_worth_trying(4096, 4096, 2048, 1024, 8192));  // either one will do
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(4095, 4095, 1, 1, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0, 0, 0));
-  REQUIRE(fmt::zero_run_worth_trying(1, 0, 0, 0, 1));
+  // Half the codes zero, whatever their runs; half the deltas zero in runs of 3 or more on
+  // average (arguments: zero codes, zero deltas, runs of zero deltas, elements).
+  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 0, 8192));
+  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 4096, 8192));
+  REQUIRE(fmt::zero_run_worth_trying(0, 4096, 1365, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 4096, 1366, 8192));  // runs of 2.999
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(4095, 4095, 1, 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0, 0));
+  REQUIRE(fmt::zero_run_worth_trying(1, 0, 0, 1));
   // The sample (elements 1, 9, 17, ...) decides alone at 9/16 zero or more and under 7/16.
   REQUIRE(fmt::selector_sample_size(8192) == 1024);
   REQUIRE(fmt::selector_sample_size(0) == 0);
@@ -202,11 +202,11 @@ TEST_CASE("adaptive: a sample near half zero measures zero_run as every element'
   for (std::size_t i = 1; i < codes.size(); i += 16) codes[i] = codes[i - 1];
   REQUIRE(2 * zr::sampled_zero_deltas(codes) == fmt::selector_sample_size(8192));
   REQUIRE(fmt::zero_run_verdict(zr::sampled_zero_codes(codes), zr::sampled_zero_deltas(codes), 8192) == fmt::zero_run_sample::count_all);
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), zr::zero_code_runs(codes),
-                                           zr::zero_delta_runs(codes), 8192));
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), zr::zero_delta_runs(codes), 8192));
 }
 
-TEST_CASE("adaptive: near half zero, zero_run is measured only where the zeros come in runs", "[codec][adaptive]") {
+TEST_CASE("adaptive: near half zero, zero_run is measured where the codes are zero or the zero deltas come in runs",
+          "[codec][adaptive]") {
   // Half the deltas zero, and the sample (elements 1, 9, ...) at half too: every element is counted.
   // Runs are counted within blocks of 32, as the device's lanes count them.
   namespace fmt = ncclz::format;
@@ -221,18 +221,33 @@ TEST_CASE("adaptive: near half zero, zero_run is measured only where the zeros c
   for (const auto* codes : {&pairs, &quads}) {
     REQUIRE(fmt::zero_run_verdict(zr::sampled_zero_codes(*codes), zr::sampled_zero_deltas(*codes), 8192) == fmt::zero_run_sample::count_all);
     REQUIRE(zr::zero_deltas(*codes) == 4096);
+    REQUIRE(zr::zero_codes(*codes) == 0);
   }
   REQUIRE(zr::zero_delta_runs(pairs) == 7 * 256);  // 16 zeros a block of 32 in 7 runs (14..17 is one)
   REQUIRE(zr::zero_delta_runs(quads) == 3 * 256);  // in 3 (12..19)
-  REQUIRE(zr::zero_code_runs(pairs) == 0);
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(pairs), zr::zero_deltas(pairs), zr::zero_code_runs(pairs),
-                                           zr::zero_delta_runs(pairs), 8192));
-  REQUIRE(fmt::zero_run_worth_trying(zr::zero_codes(quads), zr::zero_deltas(quads), zr::zero_code_runs(quads),
-                                     zr::zero_delta_runs(quads), 8192));
-  // A block boundary starts a run: 64 zero codes are two runs.
-  std::vector<std::int32_t> zeros(64, 0);
-  REQUIRE(zr::zero_code_runs(zeros) == 2);
-  REQUIRE(zr::zero_delta_runs(zeros) == 2);
+  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(pairs), zr::zero_deltas(pairs), zr::zero_delta_runs(pairs), 8192));
+  REQUIRE(fmt::zero_run_worth_trying(zr::zero_codes(quads), zr::zero_deltas(quads), zr::zero_delta_runs(quads), 8192));
+  // A block boundary starts a run: 64 equal codes are two runs of zero deltas.
+  REQUIRE(zr::zero_delta_runs(std::vector<std::int32_t>(64, 5)) == 2);
+
+  // Over half the values zero at random (runs of about 2), the others random: huffman pays a
+  // wide delta into and out of each zero code, and zero_run is far smaller. The sample sees
+  // exactly half (every other sampled element zero), so every element is counted; zero_run must
+  // be measured there, and win.
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution zero(0.55);
+  std::uniform_real_distribution<float> u(0.25f, 1.0f);  // never quantized to 0
+  std::vector<float> in(4 * 8192);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    const bool sampled = fmt::in_selector_sample(static_cast<std::uint32_t>(i % 8192));
+    in[i] = (sampled ? (i / 8) % 2 == 0 : zero(rng)) ? 0.0f : (rng() % 2 ? 1.0f : -1.0f) * u(rng);
+  }
+  const std::vector<std::byte> chunk = ncclz::host::compress<Rel<ncclz::Adaptive>>(std::span<const float>(in), 1e-3);
+  const std::vector<std::size_t> modes = tile_modes(chunk);
+  CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+  REQUIRE(modes[static_cast<int>(ncclz::tile_mode::zero_run)] == 4);
 }
 
 TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins and stops the near ties", "[codec][adaptive]") {

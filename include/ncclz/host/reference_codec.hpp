@@ -137,7 +137,7 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     if (std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure ||
         (verdict == format::zero_run_sample::count_all &&
          format::zero_run_worth_trying(zero_run::zero_codes(c.codes), zero_run::zero_deltas(c.codes),
-                                       zero_run::zero_code_runs(c.codes), zero_run::zero_delta_runs(c.codes), elements))) {
+                                       zero_run::zero_delta_runs(c.codes), elements))) {
       zero_run_tile = zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes));
     }
   }

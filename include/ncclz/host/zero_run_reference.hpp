@@ -205,13 +205,8 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
   return n;
 }
 
-/// Runs of zero codes, and of zero deltas (element 0's is zero), counted within each block of 32
-/// elements as the device's lanes count them (format::zero_run_worth_trying).
-inline std::uint32_t zero_code_runs(std::span<const std::int32_t> codes) {
-  std::uint32_t n = 0;
-  for (std::size_t i = 0; i < codes.size(); ++i) n += codes[i] == 0 && (i % format::kBlockElements == 0 || codes[i - 1] != 0);
-  return n;
-}
+/// Runs of zero deltas (element 0's is zero), counted within each block of 32 elements as the
+/// device's lanes count them (format::zero_run_worth_trying).
 inline std::uint32_t zero_delta_runs(std::span<const std::int32_t> codes) {
   const auto zero_delta = [&](std::size_t i) { return i == 0 || codes[i] == codes[i - 1]; };
   std::uint32_t n = 0;

@@ -133,7 +133,7 @@ struct encode_shared_common {
   std::uint64_t tile_begin;  ///< from the start of the chunk
   std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
   std::uint32_t warp_zeros[kTileWarps];   ///< (zero codes << 16) | zero deltas, per warp
-  std::uint32_t warp_zero_runs[kTileWarps];  ///< (runs of zero codes << 16) | of zero deltas, per warp
+  std::uint32_t warp_zero_runs[kTileWarps];  ///< runs of zero deltas, per warp (where the sample is near half)
   alignas(16) warp_stage stage[kTileWarps];
 };
 struct encode_shared_huffman : encode_shared_common {
@@ -370,22 +370,21 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     const format::zero_run_sample verdict = format::zero_run_verdict(sampled >> 16, sampled & 0xffffu, elements);
     bool measure_zero_run = std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure;
     if (kCodeTiles && !measure_zero_run && verdict == format::zero_run_sample::count_all) {
-      // Zeros and their runs (a zero at the block's start or after a nonzero starts one).
-      std::uint32_t zero_codes = 0, zero_deltas = 0, code_runs = 0, delta_runs = 0;
-      bool code_was_zero = false, delta_was_zero = false;
+      // Zeros, and runs of zero deltas (one at the block's start or after a nonzero starts one).
+      std::uint32_t zero_codes = 0, zero_deltas = 0, delta_runs = 0;
+      bool delta_was_zero = false;
 #pragma unroll
       for (int i = 0; i < 32; ++i) {
         const bool present = static_cast<std::uint32_t>(i) < block_count;
-        const bool code_zero = present && code_or_zero(stage[lane][i]) == 0, delta_zero = present && zz[i] == 0;
-        zero_codes += code_zero;
+        const bool delta_zero = present && zz[i] == 0;
+        zero_codes += present && code_or_zero(stage[lane][i]) == 0;
         zero_deltas += delta_zero;
-        code_runs += code_zero && !code_was_zero;
         delta_runs += delta_zero && !delta_was_zero;
-        code_was_zero = code_zero;
         delta_was_zero = delta_zero;
       }
+      // Zero codes and zero deltas packed as the sample's counts are; the runs in a word of their own.
       const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
-      const std::uint32_t runs = __reduce_add_sync(warp::kFullMask, (code_runs << 16) | delta_runs);
+      const std::uint32_t runs = __reduce_add_sync(warp::kFullMask, delta_runs);
       __syncthreads();  // every warp has read the sample's counts
       if (lane == 0) {
         s.warp_zeros[warp_index] = zeros;
@@ -393,7 +392,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       }
       __syncthreads();
       const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros), all_runs = zero_run::sum_warp_zeros(s.warp_zero_runs);
-      measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, all_runs >> 16, all_runs & 0xffffu, elements);
+      measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, all_runs, elements);
     }
     if (kCodeTiles && measure_zero_run) {
       zero_run_plan = zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);

@@ -40,8 +40,9 @@ static_assert(zr::kSubblockElements == static_cast<std::uint32_t>(kTileThreads),
 static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
               "a warp's sub-blocks are the codes of its own stage");
 
-/// The tile's (zero codes << 16) | zero deltas (or their runs) from its warps' counts in the same
-/// packing: each half sums to at most a tile's 8192 elements, so neither carries into the other.
+/// The tile's (zero codes << 16) | zero deltas from its warps' counts in the same packing: each
+/// half sums to at most a tile's 8192 elements, so neither carries into the other. (Also sums
+/// plain per-warp counts, such as runs of zero deltas.)
 __device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
   std::uint32_t zeros = 0;
 #pragma unroll
