@@ -76,9 +76,16 @@ constexpr tile_layout tile_layout_of(std::uint32_t symbols, std::uint32_t subblo
 /// The symbol of zig-zagged delta `z` under L literals: z itself below L, else the escape class
 /// of its bit width w (bit_width(L) <= w <= 32), symbol L + w - bit_width(L), followed by
 /// escape_bits(w, L) bits (as in JPEG's magnitude categories, so an escape costs its own width).
-constexpr std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literals) {
-  return z < literals ? z : literals + bit_width(z) - bit_width(literals);
-}
+/// symbol_map holds L's part, L - bit_width(L), for an encoder that maps many deltas under one L:
+/// worked out once, not once a delta (the device compiler recomputed it for each of a thread's
+/// deltas in Adaptive's encoder, four instructions a delta).
+struct symbol_map {
+  std::uint32_t literals;
+  std::uint32_t escape_base;  ///< L - bit_width(L)
+  constexpr explicit symbol_map(std::uint32_t l) : literals(l), escape_base(l - bit_width(l)) {}
+  constexpr std::uint32_t operator()(std::uint32_t z) const { return z < literals ? z : escape_base + bit_width(z); }
+};
+constexpr std::uint32_t symbol_of(std::uint32_t z, std::uint32_t literals) { return symbol_map(literals)(z); }
 /// The bit width of the deltas escape symbol s >= L stands for.
 constexpr std::uint32_t class_width(std::uint32_t symbol, std::uint32_t literals) {
   return symbol - literals + bit_width(literals);

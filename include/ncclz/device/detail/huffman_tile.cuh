@@ -462,9 +462,10 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
 
   // This thread's bits, its offset, the sub-blocks' lengths.
   std::uint32_t bits = 0;
+  const symbol_map symbol(literals);
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
-    const std::uint32_t e = coded(i, count) ? s.emit[symbol_of(zz[i], literals)] : 0u;
+    const std::uint32_t e = coded(i, count) ? s.emit[symbol(zz[i])] : 0u;
     bits += emit_entry::length(e) + emit_entry::escape_bits(e);
   }
   std::uint32_t half = bits;  // four threads (lanes 4j..4j+3) make a half sub-block
@@ -513,10 +514,11 @@ __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& 
     held -= full ? 32u : 0u;
   };
   const std::uint32_t literals = pl.literals;
+  const symbol_map symbol(literals);
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     const std::uint32_t z = zz[i];
-    const std::uint32_t e = coded(i, count) ? s.emit[symbol_of(z, literals)] : 0u;  // 0: nothing to write
+    const std::uint32_t e = coded(i, count) ? s.emit[symbol(z)] : 0u;  // 0: nothing to write
     acc |= static_cast<std::uint64_t>(emit_entry::code(e)) << held;
     held += emit_entry::length(e);
     flush_word();
