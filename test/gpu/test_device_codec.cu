@@ -296,21 +296,14 @@ TEST_CASE("adaptive measures zero_run near half zero where the codes are zero, a
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
-  std::bernoulli_distribution zero(0.55);
-  std::uniform_real_distribution<float> u(0.25f, 1.0f);
   constexpr std::size_t kTiles = 16;
-  std::vector<float> in(2 * kTiles * 8192 + 5);
+  std::vector<float> in = ncclz_test::half_zero_codes(kTiles, rng);
+  in.resize(2 * kTiles * 8192 + 5);
   constexpr char kPairs[] = "zznnzznnnnzznnzz";  // 'z': the value repeats the one before
   float prev = 0.5f;
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const std::uint32_t e = static_cast<std::uint32_t>(i % 8192);
-    if (i < kTiles * 8192) {
-      const bool is_zero = ncclz::format::in_selector_sample(e) ? (i / 8) % 2 == 0 : zero(rng);
-      in[i] = is_zero ? 0.0f : (rng() % 2 ? 1.0f : -1.0f) * u(rng);
-    } else {
-      prev = kPairs[i % 16] == 'z' ? prev : prev + (rng() % 2 ? 0.004f : -0.004f);
-      in[i] = prev;
-    }
+  for (std::size_t i = kTiles * 8192; i < in.size(); ++i) {
+    prev = kPairs[i % 16] == 'z' ? prev : prev + (rng() % 2 ? 0.004f : -0.004f);
+    in[i] = prev;
   }
   const std::vector<std::byte> chunk = ncclz::host::compress<RelAd>(std::span<const float>(in), 1e-3);
   const std::vector<std::size_t> modes = tile_modes(chunk);

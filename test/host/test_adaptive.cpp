@@ -232,18 +232,11 @@ TEST_CASE("adaptive: near half zero, zero_run is measured where the codes are ze
 
   // Over half the values zero at random (runs of about 2), the others random: huffman pays a
   // wide delta into and out of each zero code, and zero_run is far smaller. The sample sees
-  // exactly half (every other sampled element zero), so every element is counted; zero_run must
-  // be measured there, and win.
+  // exactly half, so every element is counted; zero_run must be measured there, and win.
   const std::uint64_t seed = fresh_seed();
   CAPTURE(seed);
   std::mt19937_64 rng(seed);
-  std::bernoulli_distribution zero(0.55);
-  std::uniform_real_distribution<float> u(0.25f, 1.0f);  // never quantized to 0
-  std::vector<float> in(4 * 8192);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    const bool sampled = fmt::in_selector_sample(static_cast<std::uint32_t>(i % 8192));
-    in[i] = (sampled ? (i / 8) % 2 == 0 : zero(rng)) ? 0.0f : (rng() % 2 ? 1.0f : -1.0f) * u(rng);
-  }
+  const std::vector<float> in = ncclz_test::half_zero_codes(4, rng);
   const std::vector<std::byte> chunk = ncclz::host::compress<Rel<ncclz::Adaptive>>(std::span<const float>(in), 1e-3);
   const std::vector<std::size_t> modes = tile_modes(chunk);
   CAPTURE(modes[0], modes[1], modes[2], modes[3]);

@@ -136,6 +136,20 @@ std::vector<T> wavy_field(std::size_t n, double amplitude, std::mt19937_64& g) {
   return v;
 }
 
+/// `tiles` tiles of values 55% zero at random (zero codes in runs of about 2), the others random
+/// and never quantized to 0 (+-0.25..1); the selector's sample (elements 1, 9, 17, ... of a tile)
+/// exactly half zero. Adaptive then counts every element, and zero_run wins on the zero codes.
+inline std::vector<float> half_zero_codes(std::size_t tiles, std::mt19937_64& g) {
+  std::bernoulli_distribution zero(0.55);
+  std::uniform_real_distribution<float> u(0.25f, 1.0f);
+  std::vector<float> v(tiles * ncclz::format::kTileElements);
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool sampled = ncclz::format::in_selector_sample(static_cast<std::uint32_t>(i % ncclz::format::kTileElements));
+    v[i] = (sampled ? (i / 8) % 2 == 0 : zero(g)) ? 0.0f : (g() % 2 ? 1.0f : -1.0f) * u(g);
+  }
+  return v;
+}
+
 /// Sprinkles NaN, Inf and values past 2^30 steps (outliers) over `v`.
 template <class T>
 void add_outliers(std::vector<T>& v, double share, std::mt19937_64& g) {
