@@ -425,7 +425,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     const std::uint64_t to_beat = min(entropy_bar, zero_run_plan.bytes);
     if (kCodeTiles && !huffman_cannot_win &&
         (!kGate || huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers) < to_beat)) {
-      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, width, elements, outliers, kGate);
+      const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kGate);
       if (e.bytes < to_beat) {
         huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
         if (huffman_plan.layout.total < entropy_bar) {

@@ -7,8 +7,8 @@
 //      delta: deduplicating a warp's equal symbols cost more than it saved);
 //   2. every literal count L = 1..256 is scored at once, thread t scoring L = t + 1 from prefix sums
 //      of the histogram (integer entropy + escape bits + 4 bits a stored length, as the host's
-//      estimated_bits; escape classes up to the widest delta's), and the least wins (the smallest
-//      L on a tie);
+//      estimated_bits; the escape classes wider than L's own, which do not depend on L, summed
+//      for every L by each warp at once), and the least wins (the smallest L on a tie);
 //   3. (only if the caller wants the exact size) the length-limited canonical codebook: the used
 //      symbols sorted by a bitonic sort, the two-queue Huffman merge and JPEG's length limiting on
 //      one thread (at most 279 merges), canonical codes from ranks within each length (ballots);
@@ -114,7 +114,6 @@ struct encode_shared {
   std::uint32_t estimated_symbols;  ///< the symbol count of estimate_tile's winning L
   std::uint32_t used;  ///< symbols with a nonzero count (build_tile)
   std::uint32_t total;  ///< deltas coded
-  std::uint32_t top_width;  ///< the bit width of the tile's largest delta
 };
 
 static_assert(offsetof(encode_shared, build.length_count) >= offsetof(encode_shared, score.count_before) + sizeof(encode_shared::score.count_before),
@@ -184,10 +183,7 @@ __device__ __forceinline__ void begin_estimate(encode_shared& s) {
   static_assert(kMaxSymbols > kTileThreads && kMaxSymbols <= 2 * kTileThreads, "a thread clears one bin or two");
   s.hist[threadIdx.x] = 0;
   if (threadIdx.x < kMaxSymbols - kTileThreads) s.hist[kTileThreads + threadIdx.x] = 0;
-  if (threadIdx.x == 0) {
-    s.best = ~std::uint64_t{0};
-    s.top_width = 0;
-  }
+  if (threadIdx.x == 0) s.best = ~std::uint64_t{0};
 }
 
 /// Which of a thread's deltas count_deltas adds: all, the gate's sample, or the others.
@@ -250,10 +246,8 @@ __device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const
 /// where `sample_counted`): histogram, literal count, estimated bytes (the same in every thread).
 template <class T>
 __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
-                                                  std::uint32_t width, std::uint32_t elements, std::uint32_t outliers,
+                                                  std::uint32_t elements, std::uint32_t outliers,
                                                   bool sample_counted = false) {
-  const std::uint32_t warp_width = __reduce_max_sync(warp::kFullMask, width);
-  if (warp::lane_id() == 0) atomicMax(&s.top_width, warp_width);
   if (sample_counted) count_deltas<delta_set::rest>(s, zz, count);
   else count_deltas<delta_set::all>(s, zz, count);
   __syncthreads();
@@ -275,21 +269,41 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
   __syncthreads();
 
   // Thread t scores L = t + 1 (the host's estimated_bits). Every delta but the tile's first is
-  // coded; widths above the largest delta's have no deltas (their terms are 0: not visited).
+  // coded. Escape classes above L's first (its width's) hold every delta of their width whatever
+  // L is, and cost w - 1 bits a delta: each warp sums their terms over the widths above each
+  // first width at once, lane k holding width k + 1, and each thread adds its own first class.
+  // Summing a thread's classes one by one, up to the widest delta's, took thread 0 (L = 1) about
+  // 16 loop steps on noise at REL 1e-4 while the block waited at the barrier below.
   const std::uint32_t total = elements > 0 ? elements - 1 : 0u;
   const std::uint32_t literals = threadIdx.x + 1;
-  const std::uint32_t first_width = bit_width(literals), top_width = s.top_width;
-  std::uint64_t clogc = s.score.clogc_before[literals], extra = 0;
-  std::uint32_t used = literals;
-  for (std::uint32_t w = first_width; w <= top_width; ++w) {
-    const std::uint32_t lo = w == first_width ? literals : (1u << (w - 1));
-    const std::uint32_t hi = w >= 9 ? kMaxLiterals - 1 : (1u << w) - 1;
-    std::uint32_t n = lo <= hi ? s.score.count_before[hi + 1] - s.score.count_before[lo] : 0u;
-    if (w >= 9) n += s.hist[kMaxLiterals + w - 9];
-    if (n == 0) continue;
-    used = literals + w - first_width + 1;
-    extra += std::uint64_t{n} * escape_bits(w, literals);
-    clogc += c_log_c(n);
+  const std::uint32_t first_width = bit_width(literals);
+  std::uint64_t clogc = s.score.clogc_before[literals];
+  std::uint32_t extra = 0, used = literals;  // escape bits: under 2^18 (8191 deltas of 31 bits at most)
+  {
+    const std::uint32_t lane = warp::lane_id(), w = lane + 1;  // deltas of width w: [2^(w-1), 2^w)
+    const std::uint32_t n = w <= 8 ? s.score.count_before[1u << w] - s.score.count_before[1u << (w - 1)]
+                                   : s.hist[kMaxLiterals + w - 9];
+    std::uint64_t clogc_above = c_log_c(n);  // then summed over lanes k.. (widths k + 1..32)
+    std::uint32_t extra_above = n * (w - 1);
+#pragma unroll
+    for (unsigned d = 1; d < 32; d <<= 1) {
+      const std::uint64_t c = __shfl_down_sync(warp::kFullMask, clogc_above, d);
+      const std::uint32_t e = __shfl_down_sync(warp::kFullMask, extra_above, d);
+      if (lane + d < 32) {
+        clogc_above += c;
+        extra_above += e;
+      }
+    }
+    const std::uint32_t held = __ballot_sync(warp::kFullMask, n != 0) & ~((1u << first_width) - 1);  // widths above the first
+    clogc += __shfl_sync(warp::kFullMask, clogc_above, first_width);  // lane first_width: width first_width + 1 on
+    extra += __shfl_sync(warp::kFullMask, extra_above, first_width);
+    // The first class: [L, 2^first_width), the escape bin of width 9 for L = 256.
+    const std::uint32_t first = first_width <= 8 ? s.score.count_before[1u << first_width] - s.score.count_before[literals]
+                                                 : s.hist[kMaxLiterals];
+    clogc += c_log_c(first);
+    extra += first * escape_bits(first_width, literals);
+    if (held != 0) used = literals + (32u - static_cast<std::uint32_t>(__clz(held))) - first_width + 1;
+    else if (first != 0) used = literals + 1;
   }
   const std::uint64_t entropy = total == 0 ? 0 : std::uint64_t{total} * log2_fixed(total) - clogc;
   const std::uint64_t bits = entropy + ((extra + kBitsPerCodeLength * used) << 16);
