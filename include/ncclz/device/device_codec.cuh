@@ -71,6 +71,27 @@ void prefer_shared_memory(Kernel* kernel) {
                                       cudaSharedmemCarveoutMaxShared));
 }
 
+/// Launches `kernel` as a programmatic dependent of the stream's previous kernel where the device
+/// has them (compute capability 9.0 on): its blocks are dispatched as that kernel's last blocks
+/// finish, instead of after a launch gap, and wait for it inside (wait_for_previous_grid). The
+/// encoder after the range pass, 64 MiB f32: compress 1-3 us sooner on every coder (session 13).
+template <class... Params, class... Args>
+void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream, Args... args) {
+  int device = 0, major = 0;
+  NCCLZ_CUDA_TRY(cudaGetDevice(&device));
+  NCCLZ_CUDA_TRY(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaLaunchConfig_t config{};
+  config.gridDim = dim3(grid);
+  config.blockDim = dim3(block);
+  config.stream = stream;
+  cudaLaunchAttribute dependent{};
+  dependent.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  dependent.val.programmaticStreamSerializationAllowed = 1;
+  config.attrs = &dependent;
+  config.numAttrs = major >= 9 ? 1 : 0;
+  NCCLZ_CUDA_TRY(cudaLaunchKernelEx(&config, kernel, args...));
+}
+
 inline int sm_count() {
   int device = 0, sms = 0;
   NCCLZ_CUDA_TRY(cudaGetDevice(&device));
@@ -193,10 +214,9 @@ void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_
     scales = launch_block_max(d_in, count, reinterpret_cast<double*>(static_cast<std::byte*>(d_workspace) + l.block_max), stream);
   }
   prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
-  ncclz::kernels::encode_kernel<Codec, T><<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-      ncclz::kernels::value_source<T>{d_in}, count, static_cast<std::byte*>(d_out), d_size, range, bound, 1u,
-      reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words), scales);
-  NCCLZ_CUDA_TRY(cudaGetLastError());
+  launch_dependent(ncclz::kernels::encode_kernel<Codec, T>, tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, stream,
+                   ncclz::kernels::value_source<T>{d_in}, std::uint64_t{count}, static_cast<std::byte*>(d_out), d_size, range,
+                   bound, 1u, reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words), scales);
 }
 
 /// Launches decode_kernel<Codec, T, Sink> over the `count` values of the chunk at `in`, one block

@@ -215,6 +215,15 @@ __device__ __forceinline__ void write_planes(std::uint32_t* planes, const std::u
   }
 }
 
+/// Where a kernel is launched as a programmatic dependent of the stream's previous kernel (its
+/// blocks may start while that one's last blocks finish), waits until that kernel has finished
+/// and its writes are visible; otherwise returns at once.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 /// Encodes tile blockIdx.x. Tile offsets come from the decoupled look-back, which needs blocks to
 /// start in index order, as the hardware launches them (CUB's single-pass scans rely on the same).
 ///
@@ -229,6 +238,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
                                                                  std::uint64_t* __restrict__ tile_words,
                                                                  block_scales scales = {}) {
   using Q = typename Codec::quantizer;
+  wait_for_previous_grid();  // launch_encode's: nothing the kernels before wrote (range, block maxima) is read before this
   // Tiles are coded unless the coder is Raw and the source has values to store raw.
   constexpr bool kCodeTiles = Codec::coder::codes_tiles || !Source::allows_raw;
   using Coder = typename Codec::coder;
