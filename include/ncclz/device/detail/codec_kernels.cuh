@@ -136,15 +136,21 @@ struct encode_shared_common {
   std::uint32_t warp_zero_runs[kTileWarps];  ///< runs of zero deltas, per warp (where the sample is near half)
   alignas(16) warp_stage stage[kTileWarps];
 };
+// Coders with entropy modes park each thread's place in a fixed_length tile while they try those
+// (kParkPlace in encode_kernel). Not in the common part: fixed_length and raw tiles' kernels would
+// fit fewer blocks an SM (Raw's 5, from 6: noise 687 -> 623 GB/s).
 struct encode_shared_huffman : encode_shared_common {
   huffman::encode_shared huffman;
+  std::uint32_t parked_place[kTileThreads];
 };
 struct encode_shared_zero_run : encode_shared_common {
   zero_run::encode_shared zero_run;
+  std::uint32_t parked_place[kTileThreads];
 };
 struct encode_shared_adaptive : encode_shared_common {
   huffman::encode_shared huffman;
   zero_run::encode_shared zero_run;
+  std::uint32_t parked_place[kTileThreads];
 };
 template <class Coder>
 using encode_shared = std::conditional_t<
@@ -162,6 +168,49 @@ constexpr int encode_min_blocks() {
   if constexpr (Codec::coder::tries_huffman) return sizeof(T) <= 4 ? 4 : 3;
   if constexpr (Codec::coder::tries_zero_run) return 3;
   else return sizeof(T) <= 4 ? 4 : 3;
+}
+
+/// Where a thread's block goes in a fixed_length tile, and the tile's totals, from its width, the
+/// packed counts ((outliers << 16) | plane words) of its warp's earlier blocks, and every warp's
+/// total in `warp_totals`.
+struct block_place {
+  std::uint32_t width;              ///< bits a delta (plane words) of the thread's block
+  std::uint32_t words_before;       ///< plane words of the warp's earlier blocks
+  std::uint32_t warp_words;         ///< plane words of the warp's blocks
+  std::uint32_t words_before_warp;  ///< plane words of the tile's earlier warps
+  std::uint32_t outliers_before;    ///< outliers of the tile's earlier blocks
+  std::uint32_t plane_words;        ///< plane words of the tile
+  std::uint32_t outliers;           ///< outliers of the tile
+};
+__device__ __forceinline__ block_place place_block(const std::uint32_t (&warp_totals)[kTileWarps], std::uint32_t width,
+                                                   std::uint32_t packed_before, unsigned warp_index) {
+  block_place b{};
+  std::uint32_t outliers_before_warp = 0;
+#pragma unroll
+  for (int w = 0; w < kTileWarps; ++w) {
+    if (w == static_cast<int>(warp_index)) {
+      b.words_before_warp = b.plane_words;
+      outliers_before_warp = b.outliers;
+    }
+    b.plane_words += warp_totals[w] & 0xffffu;
+    b.outliers += warp_totals[w] >> 16;
+  }
+  b.width = width;
+  b.words_before = packed_before & 0xffffu;
+  b.warp_words = __shfl_sync(warp::kFullMask, b.words_before + width, 31);
+  b.outliers_before = outliers_before_warp + (packed_before >> 16);
+  return b;
+}
+
+/// place_block's per-thread inputs in one word: the earlier blocks' counts (under 1024 each: 10
+/// bits at bits 0 and 16) and the width (bits 10-15).
+__device__ __forceinline__ std::uint32_t park_place(std::uint32_t width, std::uint32_t packed_before) {
+  static_assert(kBlocksPerWarp * format::kBlockElements <= 1024 && format::kMaxWidth < 64, "the counts take 10 bits, the width 6");
+  return packed_before | width << 10;
+}
+__device__ __forceinline__ block_place place_parked(const std::uint32_t (&warp_totals)[kTileWarps], std::uint32_t parked,
+                                                    unsigned warp_index) {
+  return place_block(warp_totals, (parked >> 10) & 0x3Fu, parked & ~(0x3Fu << 10), warp_index);
 }
 
 /// The tile's outliers: index and value arrays at the given offsets of `dst`, and the zero padding
@@ -334,6 +383,12 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint32_t packed = (static_cast<std::uint32_t>(__popc(outlier_bits)) << 16) | width;
   const std::uint32_t packed_through = warp::inclusive_sum(packed);
   if (lane == 31) s.warp_totals[warp_index] = packed_through;
+  // Coders that try entropy modes park what places the block in a fixed_length tile in shared
+  // memory and work it out again after the trials: held in registers through them, it spilled
+  // (ncu, Adaptive f32 smooth at REL 1e-4: 52 local loads and stores a warp on a fixed_length
+  // tile, and their long-scoreboard stalls most of Adaptive's extra stall samples there).
+  constexpr bool kParkPlace = (Coder::tries_fixed_length || !Source::allows_raw) && (Coder::tries_huffman || Coder::tries_zero_run);
+  if constexpr (kParkPlace) s.parked_place[threadIdx.x] = park_place(width, packed_through - packed);
   if constexpr (Coder::tries_zero_run) {
     const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (sampled_zero_codes << 16) | sampled_zero_deltas);
     if (lane == 0) s.warp_zeros[warp_index] = zeros;
@@ -341,25 +396,15 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   if constexpr (Coder::tries_huffman) huffman::begin_estimate(s.huffman);
   __syncthreads();
 
-  std::uint32_t plane_words = 0, outliers = 0, words_before_warp = 0, outliers_before_warp = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) {
-    if (w == static_cast<int>(warp_index)) {
-      words_before_warp = plane_words;
-      outliers_before_warp = outliers;
-    }
-    plane_words += s.warp_totals[w] & 0xffffu;
-    outliers += s.warp_totals[w] >> 16;
-  }
-  const std::uint32_t packed_before = packed_through - packed;
-  const std::uint32_t outliers_before = outliers_before_warp + (packed_before >> 16);
+  const block_place trial_place = place_block(s.warp_totals, width, packed_through - packed, warp_index);
+  const std::uint32_t outliers = trial_place.outliers;
 
   // The tile's mode: the smallest of those the coder tries, every size exact, where an entropy mode
   // must save 1/32 of a fixed_length tile to replace it; raw when that is no larger (input values),
   // fixed_length when raw is not allowed (codes must stay codes). Ties go to the earlier mode.
   // zero_run is measured first, so huffman's codebook (the slow part) is built only when its
   // estimate beats both fixed_length's bar and zero_run.
-  const format::fixed_tile_layout layout = format::fixed_tile_layout_of(blocks, plane_words, outliers, sizeof(T));
+  const format::fixed_tile_layout trial_layout = format::fixed_tile_layout_of(blocks, trial_place.plane_words, outliers, sizeof(T));
   const std::uint64_t raw_bytes = format::raw_tile_bytes(elements, sizeof(T));
   constexpr std::uint64_t kNone = ~std::uint64_t{0};
   tile_mode mode = tile_mode::raw;
@@ -369,8 +414,8 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   std::uint64_t entropy_bar = kNone;
   if (Coder::tries_fixed_length || !Source::allows_raw) {
     mode = tile_mode::fixed_length;
-    tile_bytes = layout.total;
-    entropy_bar = Coder::tries_fixed_length ? format::entropy_bar(layout.total) : layout.total;
+    tile_bytes = trial_layout.total;
+    entropy_bar = Coder::tries_fixed_length ? format::entropy_bar(trial_layout.total) : trial_layout.total;
   }
   [[maybe_unused]] zero_run::plan zero_run_plan{kNone, 0, 0};
   [[maybe_unused]] bool huffman_cannot_win = false;
@@ -455,6 +500,14 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     tile_bytes = raw_bytes;
   }
 
+  const block_place place = [&] {
+    if constexpr (kParkPlace) return place_parked(s.warp_totals, s.parked_place[threadIdx.x], warp_index);
+    else return trial_place;
+  }();
+  const std::uint32_t outliers_before = place.outliers_before;
+  const format::fixed_tile_layout layout =
+      kParkPlace ? format::fixed_tile_layout_of(blocks, place.plane_words, outliers, sizeof(T)) : trial_layout;
+
   // Publish the size at once, stage what needs no offset, then learn the offset: the tiles
   // before have published theirs meanwhile, more often than not.
   if (threadIdx.x == 0) lookback_publish(tile_words, tile, tile_bytes);
@@ -476,11 +529,11 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   // the code that was measured and GPU-tested (one shared variable changes FixedLength f16's).
   constexpr bool kWarp0PlanesAfterLookback = sizeof(T) == 8;
   const bool stage_planes = mode == tile_mode::fixed_length && warp_count > 0;
-  [[maybe_unused]] std::uint32_t* const staged_block_planes = kWarp0PlanesAfterLookback ? reinterpret_cast<std::uint32_t*>(stage) + (packed_before & 0xffffu) : nullptr;
+  [[maybe_unused]] std::uint32_t* const staged_block_planes = kWarp0PlanesAfterLookback ? reinterpret_cast<std::uint32_t*>(stage) + place.words_before : nullptr;
   if constexpr (kWarp0PlanesAfterLookback) {
-    if (warp_index != 0 && stage_planes) write_planes(staged_block_planes, zz, width);
+    if (warp_index != 0 && stage_planes) write_planes(staged_block_planes, zz, place.width);
   } else {
-    if (stage_planes) write_planes(reinterpret_cast<std::uint32_t*>(stage) + (packed_before & 0xffffu), zz, width);
+    if (stage_planes) write_planes(reinterpret_cast<std::uint32_t*>(stage) + place.words_before, zz, place.width);
   }
   if (warp_index == 0) {
     const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
@@ -494,7 +547,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       }
     }
     if constexpr (kWarp0PlanesAfterLookback) {
-      if (stage_planes) write_planes(staged_block_planes, zz, width);
+      if (stage_planes) write_planes(staged_block_planes, zz, place.width);
     }
   }
   __syncthreads();
@@ -538,14 +591,14 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   for (std::uint32_t b = threadIdx.x; b < layout.planes - layout.widths; b += kTileThreads) {
     if (b >= blocks) dst[layout.widths + b] = std::byte{0};
   }
-  if (block < blocks) dst[layout.widths + block] = static_cast<std::byte>(width);
+  if (block < blocks) dst[layout.widths + block] = static_cast<std::byte>(place.width);
   write_outliers<T>(in, dst, layout.outlier_index, layout.outlier_values, layout.total, outliers, outliers_before,
                     outlier_bits, first, tile_first);
   if (warp_count == 0) return;
 
   // The warp's planes, staged before the look-back, copied out whole words by consecutive lanes.
-  const std::uint32_t warp_words = __shfl_sync(warp::kFullMask, packed_through, 31) & 0xffffu;
-  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + words_before_warp;
+  const std::uint32_t warp_words = place.warp_words;
+  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + place.words_before_warp;
   const auto* staged_planes = reinterpret_cast<const std::uint32_t*>(stage);
   for (std::uint32_t i = lane; i < warp_words; i += 32) planes[i] = staged_planes[i];
 }
