@@ -875,8 +875,9 @@ class Communicator {
     return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t(device::detail::sm_count()) * 8));
   }
 
-  /// Code buffers of the reductions: this rank's codes of its whole input, the running reduction
-  /// of one segment, a segment's decoded codes, and the quantization step.
+  /// Code buffers of the reductions: this rank's codes of its whole input (the ring's; the direct
+  /// reductions quantize into the sum and reserve none), the running reduction of one segment, a
+  /// segment's decoded codes, and the quantization step.
   struct reduce_buffers {
     std::byte* base = nullptr;
     std::size_t bytes = 0;
@@ -932,6 +933,23 @@ class Communicator {
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
         Source{codes, values}, count, out, d_size, range_keys(), bound, red.limit_ranks,
+        reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
+    NCCLZ_CUDA_TRY(cudaGetLastError());
+  }
+
+  /// Encodes input values into `out` as encode_codes would encode quantize_kernel's codes of them
+  /// (the same parameters, never a raw tile), quantizing them as they are read: the codes of what
+  /// a rank sends to its peers need not go through memory.
+  template <class T>
+  void encode_values(const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size, const code_reduction& red,
+                     cudaStream_t stream, ncclz::kernels::block_scales scales) {
+    using Source = ncclz::kernels::value_source<T, false>;
+    auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
+    device::detail::prefer_shared_memory(kernel);
+    const auto tiles = static_cast<unsigned>(format::tile_count(count));
+    const device::detail::workspace_layout l = device::detail::layout_for(count);
+    kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+        Source{values}, count, out, d_size, range_keys(), red.code_bound, red.limit_ranks,
         reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -1109,7 +1127,7 @@ class Communicator {
     reserve_bytes(format::max_fixed_chunk_bytes(part_elements, sizeof(T)) + ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(part_elements),
                   device::workspace_bytes<T>(part_elements),
                   2 * n * parts, 2 * parts);
-    reserve_reduce<T>(count, part_elements);
+    reserve_reduce<T>(0, part_elements);  // this rank's codes go straight into the sum: none kept for the whole input
     if (compute_ == nullptr) NCCLZ_CUDA_TRY(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
     const auto recv_slot = [&](int i, int r) { return 2 * n * i + r; };
     const auto send_slot = [&](int i, int r) { return 2 * n * i + n + r; };
@@ -1128,27 +1146,18 @@ class Communicator {
     share_block_scales<T>(send, seg, stream);
     join(compute_, stream, events++);
 
-    // Coding stream: every part's quantize + encode first (all reads of `send` come before any
-    // write of `recv`, so in-place calls are safe), then reductions and decodes as parts arrive.
-    auto* own_values = static_cast<T*>(reduce_.own_values);
+    // Coding stream: every part's encodes for the peers first, each quantizing as it reads `send`
+    // (all reads of the peers' segments come before any write of `recv`), then, part by part,
+    // this rank's own sub-segment quantized straight into the sum (only that part's reduction
+    // writes it), the peers' codes added, and the owner's chunk coded.
     std::vector<std::size_t> coded(static_cast<std::size_t>(parts));
     std::uint64_t coded_input = 0;
     for (int i = 0; i < parts; ++i) {
-      for (int r = 0; r < n; ++r) {
-        const schedule::segment s = sub(i, r);
-        if (s.count == 0) continue;
-        ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
-            <<<grid_for(s.count), ncclz::kernels::kElementwiseThreads, 0, compute_>>>(
-                send + s.first, s.count, reduce_.own_codes + s.first, own_values + s.first, range, red.code_bound,
-                red.limit_ranks, reduce_.step, scales_at(s.first));
-        NCCLZ_CUDA_TRY(cudaGetLastError());
-      }
       for (int k = 1; k < n; ++k) {
         const int p = (me + k) % n;
         const schedule::segment s = sub(i, p);
         device::detail::reset_tile_words(workspace(), s.count, compute_);
-        encode_codes<T>(reduce_.own_codes + s.first, own_values + s.first, s.count, chunk(send_slot(i, p)),
-                        meta_slot(me, p, i), red, red.code_bound, compute_, scales_at(s.first));
+        encode_values<T>(send + s.first, s.count, chunk(send_slot(i, p)), meta_slot(me, p, i), red, compute_, scales_at(s.first));
         coded_input += s.count * sizeof(T);
       }
       coded[i] = events;
@@ -1161,14 +1170,18 @@ class Communicator {
       if (i == 0 && n > 1) bound_source_ = chunk(send_slot(0, (me + 1) % n));
       exchange_meta(fn, count, stream, i, beside(coded[i]));
       sent += exchange_pairwise(recv_slot(i, 0), i, stream);
-      join(compute_, stream, events++);
-      // acc = this rank's codes, then each peer's in rank order (outliers combine in a fixed order).
+      // acc = this rank's codes (quantized while the part moves), then each peer's in rank order
+      // (outliers combine in a fixed order).
       const schedule::segment mine = sub(i, me);
       auto* acc_values = static_cast<T*>(reduce_.acc_values);
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(reduce_.acc_codes, reduce_.own_codes + mine.first, mine.count * sizeof(std::int32_t),
-                                     cudaMemcpyDeviceToDevice, compute_));
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(acc_values, own_values + mine.first, mine.count * sizeof(T), cudaMemcpyDeviceToDevice,
-                                     compute_));
+      if (mine.count > 0) {
+        ncclz::kernels::quantize_kernel<typename Codec::quantizer, T>
+            <<<grid_for(mine.count), ncclz::kernels::kElementwiseThreads, 0, compute_>>>(
+                send + mine.first, mine.count, reduce_.acc_codes, acc_values, range, red.code_bound, red.limit_ranks,
+                reduce_.step, scales_at(mine.first));
+        NCCLZ_CUDA_TRY(cudaGetLastError());
+      }
+      join(compute_, stream, events++);
       for (int p = 0; p < n; ++p) {
         if (p == me) continue;
         decode_codes<T>(chunk(recv_slot(i, p)), sent_bytes(p, me, i), mine.count, reduce_.peer_codes, reduce_.peer_values,

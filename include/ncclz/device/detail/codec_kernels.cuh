@@ -76,11 +76,13 @@ __device__ __forceinline__ void stage_codes(const T* __restrict__ src, std::uint
 __device__ __forceinline__ std::int32_t code_or_zero(std::int32_t c) { return c == kOutlierCode ? 0 : c; }
 
 /// Where the encoder's codes come from: input values, quantized as they are read. A tile that
-/// would not shrink is stored raw (its values).
-template <class T>
+/// would not shrink is stored raw (its values), unless AllowsRaw is false: a reduction's chunk,
+/// whose receiver adds codes, keeps every tile coded (as code_source does) and so is the chunk
+/// code_source makes of quantize_kernel's codes, without those codes going through memory.
+template <class T, bool AllowsRaw = true>
 struct value_source {
   const T* values;
-  static constexpr bool allows_raw = true;
+  static constexpr bool allows_raw = AllowsRaw;
   template <class Q>
   __device__ std::int32_t code(std::uint64_t i, const quant_params<T>& p) const {
     std::int32_t q;
