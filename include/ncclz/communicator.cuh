@@ -920,36 +920,22 @@ class Communicator {
     reduce_.sizes = reinterpret_cast<std::uint64_t*>(p + 64);
   }
 
-  /// Encodes codes (kOutlierCode marks values kept beside) into `out`, with the step of `bound`
-  /// (red.code_bound, or red.result_code_bound() for an owner's requantized codes); its size
-  /// lands in *d_size.
-  template <class T>
-  void encode_codes(const std::int32_t* codes, const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size,
-                    const code_reduction& red, double bound, cudaStream_t stream, ncclz::kernels::block_scales scales) {
-    using Source = ncclz::kernels::code_source<T>;
+  /// Encodes a reduction's chunk into `out` from `source`, with the step of `bound` (red.code_bound,
+  /// or red.result_code_bound() for an owner's requantized codes); its size lands in *d_size.
+  /// Sources: code_source (codes already made, kOutlierCode marking values kept beside: a sum's),
+  /// or value_source<T, false> (input values quantized as they are read, with quantize_kernel's
+  /// parameters and never a raw tile: the chunk code_source makes of quantize_kernel's codes,
+  /// without those codes going through memory).
+  template <class T, class Source>
+  void encode_chunk(Source source, std::size_t count, std::byte* out, std::uint64_t* d_size, const code_reduction& red,
+                    double bound, cudaStream_t stream, ncclz::kernels::block_scales scales) {
+    static_assert(!Source::allows_raw, "a reduction's chunk is added to as codes: its tiles may not be raw");
     auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
     device::detail::prefer_shared_memory(kernel);
     const auto tiles = static_cast<unsigned>(format::tile_count(count));
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-        Source{codes, values}, count, out, d_size, range_keys(), bound, red.limit_ranks,
-        reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
-    NCCLZ_CUDA_TRY(cudaGetLastError());
-  }
-
-  /// Encodes input values into `out` as encode_codes would encode quantize_kernel's codes of them
-  /// (the same parameters, never a raw tile), quantizing them as they are read: the codes of what
-  /// a rank sends to its peers need not go through memory.
-  template <class T>
-  void encode_values(const T* values, std::size_t count, std::byte* out, std::uint64_t* d_size, const code_reduction& red,
-                     cudaStream_t stream, ncclz::kernels::block_scales scales) {
-    using Source = ncclz::kernels::value_source<T, false>;
-    auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
-    device::detail::prefer_shared_memory(kernel);
-    const auto tiles = static_cast<unsigned>(format::tile_count(count));
-    const device::detail::workspace_layout l = device::detail::layout_for(count);
-    kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-        Source{values}, count, out, d_size, range_keys(), red.code_bound, red.limit_ranks,
+        source, count, out, d_size, range_keys(), bound, red.limit_ranks,
         reinterpret_cast<std::uint64_t*>(workspace() + l.tile_words), scales);
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -1007,8 +993,8 @@ class Communicator {
     }
     coarsen_result<T>(red, mine.count, stream);
     device::detail::reset_tile_words(workspace(), mine.count, stream);
-    encode_codes<T>(reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values), mine.count, chunk(rank_),
-                    meta_slot(rank_, rank_), red, red.result_code_bound(), stream, scales_at(mine.first));
+    encode_chunk<T>(ncclz::kernels::code_source<T>{reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values)}, mine.count,
+                    chunk(rank_), meta_slot(rank_, rank_), red, red.result_code_bound(), stream, scales_at(mine.first));
     exchange_meta(fn, count, stream);  // error_bound_ stays the ring steps' (the ranks' code bound)
     exchange_chunks(stream, root);
     if (root < 0 || rank_ == root) {
@@ -1157,7 +1143,8 @@ class Communicator {
         const int p = (me + k) % n;
         const schedule::segment s = sub(i, p);
         device::detail::reset_tile_words(workspace(), s.count, compute_);
-        encode_values<T>(send + s.first, s.count, chunk(send_slot(i, p)), meta_slot(me, p, i), red, compute_, scales_at(s.first));
+        encode_chunk<T>(ncclz::kernels::value_source<T, false>{send + s.first}, s.count, chunk(send_slot(i, p)), meta_slot(me, p, i),
+                        red, red.code_bound, compute_, scales_at(s.first));
         coded_input += s.count * sizeof(T);
       }
       coded[i] = events;
@@ -1193,8 +1180,8 @@ class Communicator {
       } else {
         coarsen_result<T>(red, mine.count, compute_);
         device::detail::reset_tile_words(workspace(), mine.count, compute_);
-        encode_codes<T>(reduce_.acc_codes, acc_values, mine.count, chunk(recv_slot(i, me)), meta_slot(me, me, parts + i), red,
-                        red.result_code_bound(), compute_, scales_at(mine.first));
+        encode_chunk<T>(ncclz::kernels::code_source<T>{reduce_.acc_codes, acc_values}, mine.count, chunk(recv_slot(i, me)),
+                        meta_slot(me, me, parts + i), red, red.result_code_bound(), compute_, scales_at(mine.first));
       }
       coded[i] = events;
       NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
@@ -1364,11 +1351,11 @@ class Communicator {
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
       if (step > 0) device::detail::reset_tile_words(workspace(), out.count, stream);
       if (step == 0) {
-        encode_codes<T>(reduce_.own_codes + out.first, own_values + out.first, out.count, send_chunk, reduce_.sizes, red,
-                        red.code_bound, stream, scales_at(out.first));
+        encode_chunk<T>(ncclz::kernels::code_source<T>{reduce_.own_codes + out.first, own_values + out.first}, out.count,
+                        send_chunk, reduce_.sizes, red, red.code_bound, stream, scales_at(out.first));
       } else {
-        encode_codes<T>(reduce_.acc_codes, acc_values, out.count, send_chunk, reduce_.sizes, red, red.code_bound, stream,
-                        scales_at(out.first));
+        encode_chunk<T>(ncclz::kernels::code_source<T>{reduce_.acc_codes, acc_values}, out.count, send_chunk, reduce_.sizes,
+                        red, red.code_bound, stream, scales_at(out.first));
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.
       mark("codec", stream);
