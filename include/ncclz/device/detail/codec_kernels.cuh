@@ -186,17 +186,17 @@ struct block_place {
 };
 __device__ __forceinline__ block_place place_block(const std::uint32_t (&warp_totals)[kTileWarps], std::uint32_t width,
                                                    std::uint32_t packed_before, unsigned warp_index) {
+  // The warps' packed totals, a lane each, summed by warp reductions: each half sums to at most a
+  // tile's 8192, so neither carries into the other.
   block_place b{};
-  std::uint32_t outliers_before_warp = 0;
-#pragma unroll
-  for (int w = 0; w < kTileWarps; ++w) {
-    if (w == static_cast<int>(warp_index)) {
-      b.words_before_warp = b.plane_words;
-      outliers_before_warp = b.outliers;
-    }
-    b.plane_words += warp_totals[w] & 0xffffu;
-    b.outliers += warp_totals[w] >> 16;
-  }
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t warp_total = lane < kTileWarps ? warp_totals[lane] : 0u;
+  const std::uint32_t tile_total = __reduce_add_sync(warp::kFullMask, warp_total);
+  const std::uint32_t before_warp = __reduce_add_sync(warp::kFullMask, lane < warp_index ? warp_total : 0u);
+  b.plane_words = tile_total & 0xffffu;
+  b.outliers = tile_total >> 16;
+  b.words_before_warp = before_warp & 0xffffu;
+  const std::uint32_t outliers_before_warp = before_warp >> 16;
   b.width = width;
   b.words_before = packed_before & 0xffffu;
   b.warp_words = __shfl_sync(warp::kFullMask, b.words_before + width, 31);
