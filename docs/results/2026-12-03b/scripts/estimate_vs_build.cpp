@@ -1,13 +1,21 @@
 // For every tile where Adaptive's huffman estimate passes (so the device builds a codebook), the
-// estimate against the huffman tile actually built (host reference, same rules as the device):
-// literal count L, symbols stored and used, the longest code, the code's bits (11-bit limited and
-// 30-bit), the order-0 entropy H, a one-bit-for-the-top-symbol correction of it ("corr", valid
-// where that symbol holds over 2/5 of the deltas) and the estimate it would give, and whether
-// huffman wins the tile. Inputs: the codec bench's smooth as f32 and as f64 (seed 7, 64 MiB), REL
-// 1e-3 and 1e-4; the summary lines are selector_paths.cpp's (docs/results/2026-12-03/scripts).
-// From the repository root:
-//   g++ -std=c++20 -O2 -Iinclude -I/usr/local/cuda/include -Idocs/results/2026-12-03/scripts -o /tmp/estimate_vs_build docs/results/2026-12-03b/scripts/estimate_vs_build.cpp
+// estimate against the huffman tile actually built (host reference, same selection rules as the
+// device): literal count L, symbols stored and used, the longest code, the code's bits (11-bit
+// limited and 30-bit), whether huffman wins the tile, and the order-0 entropy H with a
+// one-bit-for-the-top-symbol correction of it ("corr", valid where that symbol holds over 2/5 of
+// the deltas) and the estimate it would give. It also applies build_tile's give-up rule (the
+// unlimited code's bits and the escape bits, laid out, against min(bar, zero_run + 1)) and says
+// GAVE UP ON A WINNER where that rule would stop a tile huffman wins; the last line counts both.
+// Inputs: the codec bench's smooth and noise (seed 7, 64 MiB) as f32, bf16 and f16, smooth as
+// f64, and the 13 fields (from /tmp/d/data: tools/make_datasets.sh), REL 1e-3 and 1e-4. The tile
+// summary lines are selector_paths.cpp's (docs/results/2026-12-03/scripts), whose per-tile
+// selection this repeats. From the repository root:
+//   g++ -std=c++20 -O2 -Iinclude -I/usr/local/cuda/include -Idocs/results/2026-12-03/scripts -o /tmp/estimate_vs_build docs/results/2026-12-03b/scripts/estimate_vs_build.cpp -L/usr/local/cuda/lib64 -lcudart
 #include <cstdio>
+#include <fstream>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+static long gave_up_count = 0, bad_count = 0;
 #include <map>
 #include <cmath>
 #include <algorithm>
@@ -62,6 +70,17 @@ void paths(const char* name, const std::vector<T>& in, double bound) {
           const auto l30 = hd::huffman::limited_code_lengths(counts, 30);
           for (std::size_t k = 0; k < counts.size(); ++k) { L11 += double(counts[k]) * l11[k]; L30 += double(counts[k]) * l30[k]; used += counts[k] > 0; maxlen = std::max<int>(maxlen, l30[k]); }
           std::printf("L %u syms %zu used %d maxlen %d L11 %.0f L30 %.0f ", e.literals, counts.size(), used, maxlen, L11, L30);
+          // build_tile's give-up rule (device, e3b4e90 + give_up_at): the unlimited code's bits and the escapes.
+          std::uint64_t least = 0;
+          for (std::size_t k = 0; k < counts.size(); ++k) {
+            if (counts[k] == 0) continue;
+            if (used >= 2) least += std::uint64_t{counts[k]} * l30[k];
+            if (k >= e.literals) least += std::uint64_t{counts[k]} * ncclz::format::huffman::escape_bits(ncclz::format::huffman::class_width(std::uint32_t(k), e.literals), e.literals);
+          }
+          const std::uint64_t give_up_at = std::min<std::uint64_t>(bar, zr == ~0ull ? ~0ull : zr + 1);
+          const std::uint64_t least_total = format::huffman::tile_layout_of(std::uint32_t(counts.size()), format::huffman::tile_subblocks(elements, format::huffman::halves_subblocks(least, elements)), least, std::uint32_t(d.outlier_index.size()), sizeof(T)).total;
+          gave_up_count += least_total >= give_up_at;
+          if (least_total >= give_up_at && wins) { std::printf("GAVE UP ON A WINNER "); bad_count++; }
         }
         {
           const double extra_bits = double(hd::huffman::estimated_bits(hist, e.literals)) / 65536.0 - H / 1.0;
@@ -88,9 +107,22 @@ void paths(const char* name, const std::vector<T>& in, double bound) {
 int main() {
   const std::size_t n = (64u << 20) / sizeof(float);
   const auto smooth = ncclz_bench::make_smooth<float>(n, 7);
+  const auto noise = ncclz_bench::make_noise(n, 7);
   const auto smooth64 = ncclz_bench::make_smooth<double>(n / 2, 7);
+  std::vector<__nv_bfloat16> sb(n), nb(n); std::vector<__half> sh(n), nh(n);
+  for (std::size_t i = 0; i < n; ++i) { sb[i] = __float2bfloat16(smooth[i]); nb[i] = __float2bfloat16(noise[i]); sh[i] = __float2half(smooth[i]); nh[i] = __float2half(noise[i]); }
+  const char* fields[] = {"fice", "hgt", "nc4uvt_T", "nc4uvt_U", "nc4uvt_V", "pop_t", "seam_ps", "sst", "sstanom_SST", "trinidad", "uv300_U", "uv300_V", "vinth2p_T"};
   for (double b : {1e-3, 1e-4}) {
-    paths("smooth", smooth, b);
-    paths("smooth64", smooth64, b);
+    paths("smooth", smooth, b); paths("noise", noise, b); paths("smooth64", smooth64, b);
+    paths("smooth_bf16", sb, b); paths("noise_bf16", nb, b); paths("smooth_f16", sh, b); paths("noise_f16", nh, b);
+    for (const char* f : fields) {
+      std::ifstream in(std::string("/tmp/d/data/") + f + ".f32", std::ios::binary);
+      if (!in) continue;
+      std::vector<float> v((std::istreambuf_iterator<char>(in)), {});
+      std::vector<float> vals(v.size() * sizeof(char) / sizeof(float));
+      in.clear(); in.seekg(0); in.read(reinterpret_cast<char*>(vals.data()), vals.size() * sizeof(float));
+      paths(f, vals, b);
+    }
   }
+  std::printf("TOTAL gave up %ld, gave up on a winner %ld\n", gave_up_count, bad_count);
 }
