@@ -1,6 +1,7 @@
-// Warp-wide helpers: lane index and a prefix sum over the 32 lanes.
+// Warp-wide helpers: lane index, a prefix sum over the 32 lanes, and a sum of per-warp values.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ncclz/detail/config.hpp"
@@ -20,6 +21,14 @@ __device__ __forceinline__ std::uint32_t inclusive_sum(std::uint32_t v) {
     if (lane_id() >= d) v += up;
   }
   return v;
+}
+
+/// The sum of v[0..N) (such as one count per warp of a block), modulo 2^32, by a whole warp: lane k
+/// loads v[k] and one warp reduction adds them, fewer instructions than each thread adding all N.
+template <std::size_t N>
+__device__ __forceinline__ std::uint32_t sum_of(const std::uint32_t (&v)[N]) {
+  static_assert(N <= 32, "a lane a value");
+  return __reduce_add_sync(kFullMask, lane_id() < N ? v[lane_id()] : 0u);
 }
 
 }  // namespace warp

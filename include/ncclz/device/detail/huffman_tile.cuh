@@ -248,10 +248,8 @@ __device__ __forceinline__ std::uint64_t gate_tile_bytes(encode_shared& s, const
     s.gate_sums[1][threadIdx.x / 32] = packed;
   }
   __syncthreads();
-  // The warps' sums, a lane each: two warp reductions, not sixteen loads and adds a thread.
-  const unsigned lane = warp::lane_id();
-  clogc = __reduce_add_sync(warp::kFullMask, lane < kTileWarps ? s.gate_sums[0][lane] : 0u);
-  packed = __reduce_add_sync(warp::kFullMask, lane < kTileWarps ? s.gate_sums[1][lane] : 0u);
+  clogc = warp::sum_of(s.gate_sums[0]);
+  packed = warp::sum_of(s.gate_sums[1]);
   // A full tile's size as a constant (nearly every tile): the estimate's 64-bit arithmetic folds.
   constexpr std::uint32_t kFullTile = format::kTileElements;
   return elements == kFullTile

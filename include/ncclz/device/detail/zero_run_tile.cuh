@@ -42,11 +42,9 @@ static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * form
 
 /// The tile's (zero codes << 16) | zero deltas from its warps' counts in the same packing: each
 /// half sums to at most a tile's 8192 elements, so neither carries into the other. (Also sums
-/// plain per-warp counts, such as runs of zero deltas.) A lane loads a warp's count and one warp
-/// reduction sums them: fewer instructions than each thread adding all eight.
+/// plain per-warp counts, such as runs of zero deltas.)
 __device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
-  const unsigned lane = warp::lane_id();
-  return __reduce_add_sync(warp::kFullMask, lane < kTileWarps ? warp_zeros[lane] : 0u);
+  return warp::sum_of(warp_zeros);
 }
 
 /// Per-tile scratch of measure and write (shared memory).
