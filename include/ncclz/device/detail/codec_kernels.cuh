@@ -484,7 +484,10 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
         (!kGate || huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers) < to_beat)) {
       const huffman::estimate e = huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kGate);
       if (e.bytes < to_beat) {
-        huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset);
+        // Past either, the tile is of no use: it must come under the bar, and zero_run wins a tie
+        // only where it is strictly smaller (below).
+        const std::uint64_t give_up_at = min(entropy_bar, zero_run_plan.bytes == kNone ? kNone : zero_run_plan.bytes + 1);
+        huffman_plan = huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset, give_up_at);
         if (huffman_plan.layout.total < entropy_bar) {
           mode = tile_mode::huffman;
           tile_bytes = huffman_plan.layout.total;

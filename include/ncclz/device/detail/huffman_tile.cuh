@@ -114,6 +114,8 @@ struct encode_shared {
   std::uint64_t best;  ///< (estimated bits << 9) | (L - 1)
   std::uint32_t estimated_symbols;  ///< the symbol count of estimate_tile's winning L
   std::uint32_t used;  ///< symbols with a nonzero count (build_tile)
+  std::uint32_t escape_bits;  ///< the tile's escape bits (build_tile)
+  bool gave_up;  ///< build_tile stopped short: the tile cannot come under its give_up_at
   std::uint32_t total;  ///< deltas coded
 };
 
@@ -149,7 +151,7 @@ struct plan {
   std::uint32_t symbols;
   std::uint64_t stream_bits;
   bool halved;  ///< sub-blocks of 128 (format::huffman::halves_subblocks)
-  tile_layout layout;
+  tile_layout layout;  ///< layout.total: ~0 where build_tile gave up (no tile was built)
 };
 
 /// Block-wide exclusive prefix sum of one value per thread (u32 or u64); every thread also gets
@@ -338,11 +340,14 @@ __device__ __forceinline__ estimate estimate_tile(encode_shared& s, const std::u
 }
 
 /// Step 3, by all 256 threads after estimate_tile: the codebook, the exact tile, and this thread's
-/// bit offset in the stream (`offset`).
+/// bit offset in the stream (`offset`). A selector that takes the tile only under `give_up_at`
+/// bytes gets a plan of layout.total ~0 and no codebook where the unlimited Huffman code already
+/// reaches that: the code the build would finish is no shorter (its lengths are limited, and
+/// every optimal code costs the same), and a tile's bytes only grow with its stream's bits.
 template <class T>
 __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count,
                                            const estimate& e, std::uint32_t elements, std::uint32_t outliers,
-                                           std::uint32_t& offset) {
+                                           std::uint32_t& offset, std::uint64_t give_up_at = ~std::uint64_t{0}) {
   const std::uint32_t literals = e.literals, symbols = e.symbols, first_width = bit_width(literals);
   // Counts under L (the host's symbol_counts), read from the 256-literal histogram: an escape
   // class's literal bins from estimate_tile's prefix sums (still in s.score: the build's arrays
@@ -363,7 +368,10 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
     s.counts[sym] = n;
     s.length[sym] = 0;
   }
-  if (threadIdx.x == 0) s.used = 0;
+  if (threadIdx.x == 0) {
+    s.used = 0;
+    s.escape_bits = 0;
+  }
   for (std::uint32_t k = threadIdx.x; k <= kMaxSymbols; k += kTileThreads) s.build.length_count[k] = 0;
   for (std::uint32_t k = threadIdx.x; k < kSymbolGroups * (kMaxCodeLength + 1); k += kTileThreads) (&s.build.length_groups[0][0])[k] = 0;
   __syncthreads();
@@ -377,6 +385,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
     const std::uint32_t c = sym < symbols ? s.counts[sym] : 0u;
     keys[sym] = c != 0 ? (c << 9 | sym) : ~0u;
     if (c != 0) atomicAdd(&s.used, 1u);
+    if (c != 0 && sym >= literals) atomicAdd(&s.escape_bits, c * escape_bits(class_width(sym, literals), literals));
   }
   for (std::uint32_t k = 2; k <= kSortSlots; k <<= 1) {
     for (std::uint32_t j = k / 2; j > 0; j /= 2) {
@@ -414,6 +423,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   __syncthreads();
   for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) s.build.weight[i] = keys[i] >> 9;  // its own slot
   __syncthreads();
+  std::uint64_t code_bits = 0;  // the unlimited code's: its merged nodes' weights summed
   if (threadIdx.x == 0 && m >= 2) {
     // The host's two-queue merge (limited_code_lengths), step for step. The queues' head weights
     // stay in registers: one shared-memory load per pop on this one thread's critical path.
@@ -434,11 +444,23 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
         }
       }
       b.weight[node] = sum;
+      code_bits += sum;
       if (next_merged == node) merged_weight = sum;  // the merged queue was empty: this node heads it
       b.parent[pick[0]] = b.parent[pick[1]] = static_cast<std::uint16_t>(node);
     }
   }
+  if (threadIdx.x == 0) {
+    const std::uint64_t least_bits = code_bits + s.escape_bits;
+    s.gave_up = give_up_at != ~std::uint64_t{0} &&
+                tile_layout_of(symbols, tile_subblocks(elements, halves_subblocks(least_bits, elements)), least_bits, outliers, sizeof(T))
+                        .total >= give_up_at;
+  }
   __syncthreads();
+  if (s.gave_up) {
+    plan lost{};
+    lost.layout.total = ~std::uint64_t{0};
+    return lost;
+  }
   // Each leaf's depth: its number of ancestors (the root is node 2m - 2).
   for (std::uint32_t i = threadIdx.x; i < m && m >= 2; i += kTileThreads) {
     std::uint32_t depth = 0;
