@@ -135,6 +135,7 @@ struct encode_shared_common {
   std::uint64_t tile_begin;  ///< from the start of the chunk
   std::uint32_t warp_totals[kTileWarps];  ///< (outliers << 16) | plane words, per warp
   std::uint32_t warp_zeros[kTileWarps];   ///< (zero codes << 16) | zero deltas, per warp
+  std::uint32_t warp_zeros_all[kTileWarps];  ///< warp_zeros over every element (where the sample is near half)
   std::uint32_t warp_zero_runs[kTileWarps];  ///< runs of zero deltas, per warp (where the sample is near half)
   alignas(16) warp_stage stage[kTileWarps];
 };
@@ -431,24 +432,30 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       std::uint32_t zero_codes = 0, zero_deltas = 0, delta_runs = 0;
       bool delta_was_zero = false;
 #pragma unroll
-      for (int i = 0; i < 32; ++i) {
-        const bool present = static_cast<std::uint32_t>(i) < block_count;
-        const bool delta_zero = present && zz[i] == 0;
-        zero_codes += present && code_or_zero(stage[lane][i]) == 0;
-        zero_deltas += delta_zero;
-        delta_runs += delta_zero && !delta_was_zero;
-        delta_was_zero = delta_zero;
+      for (int c = 0; c < 8; ++c) {
+        const int4 codes4 = *reinterpret_cast<const int4*>(&stage[lane][4 * c]);
+        const std::int32_t codes[4] = {codes4.x, codes4.y, codes4.z, codes4.w};
+#pragma unroll
+        for (int v = 0; v < 4; ++v) {
+          const int i = 4 * c + v;
+          const bool present = static_cast<std::uint32_t>(i) < block_count;
+          const bool delta_zero = present && zz[i] == 0;
+          zero_codes += present && code_or_zero(codes[v]) == 0;
+          zero_deltas += delta_zero;
+          delta_runs += delta_zero && !delta_was_zero;
+          delta_was_zero = delta_zero;
+        }
       }
-      // Zero codes and zero deltas packed as the sample's counts are; the runs in a word of their own.
+      // Zero codes and zero deltas packed as the sample's counts are (in arrays of their own: no
+      // barrier for the sample's readers first); the runs in a word of their own.
       const std::uint32_t zeros = __reduce_add_sync(warp::kFullMask, (zero_codes << 16) | zero_deltas);
       const std::uint32_t runs = __reduce_add_sync(warp::kFullMask, delta_runs);
-      __syncthreads();  // every warp has read the sample's counts
       if (lane == 0) {
-        s.warp_zeros[warp_index] = zeros;
+        s.warp_zeros_all[warp_index] = zeros;
         s.warp_zero_runs[warp_index] = runs;
       }
       __syncthreads();
-      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros), all_runs = zero_run::sum_warp_zeros(s.warp_zero_runs);
+      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros_all), all_runs = zero_run::sum_warp_zeros(s.warp_zero_runs);
       measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, all_runs, elements);
     }
     if (kCodeTiles && measure_zero_run) {

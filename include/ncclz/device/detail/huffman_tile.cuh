@@ -423,7 +423,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   __syncthreads();
   for (std::uint32_t i = threadIdx.x; i < m; i += kTileThreads) s.build.weight[i] = keys[i] >> 9;  // its own slot
   __syncthreads();
-  std::uint64_t code_bits = 0;  // the unlimited code's: its merged nodes' weights summed
+  std::uint32_t code_bits = 0;  // the unlimited code's: its merged nodes' weights summed (under a tile's 8192 x 280)
   if (threadIdx.x == 0 && m >= 2) {
     // The host's two-queue merge (limited_code_lengths), step for step. The queues' head weights
     // stay in registers: one shared-memory load per pop on this one thread's critical path.
@@ -450,7 +450,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
     }
   }
   if (threadIdx.x == 0) {
-    const std::uint64_t least_bits = code_bits + s.escape_bits;
+    const std::uint64_t least_bits = std::uint64_t{code_bits} + s.escape_bits;
     s.gave_up = give_up_at != ~std::uint64_t{0} &&
                 tile_layout_of(symbols, tile_subblocks(elements, halves_subblocks(least_bits, elements)), least_bits, outliers, sizeof(T))
                         .total >= give_up_at;
