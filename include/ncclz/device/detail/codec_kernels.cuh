@@ -517,8 +517,6 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     else return trial_place;
   }();
   const std::uint32_t outliers_before = place.outliers_before;
-  const format::fixed_tile_layout layout =
-      kParkPlace ? format::fixed_tile_layout_of(blocks, place.plane_words, outliers, sizeof(T)) : trial_layout;
 
   // Publish the size at once, stage what needs no offset, then learn the offset: the tiles
   // before have published theirs meanwhile, more often than not.
@@ -595,6 +593,10 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     }
   }
 
+  // Worked out again only here, where a fixed_length tile is written (held through the trials,
+  // the trial's layout took registers).
+  const format::fixed_tile_layout layout =
+      kParkPlace ? format::fixed_tile_layout_of(blocks, place.plane_words, outliers, sizeof(T)) : trial_layout;
   if (threadIdx.x == 0) {
     format::tile_header th{static_cast<std::uint8_t>(tile_mode::fixed_length), 0, static_cast<std::uint16_t>(outliers), base};
     *reinterpret_cast<format::tile_header*>(dst) = th;
