@@ -3,7 +3,16 @@
 --page source --csv --print-source sass`) of two kernels of CUBIN, each instruction's executed
 count put on its source line by the cubin's SASS line table (.nv_debug_line_sass, from -lineinfo;
 a build of the same source with the same flags gives the same code), summed per innermost line;
-prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftools for the ELF)."""
+prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftools for the ELF).
+  On the GPU machine: ncu --section SourceCounters -k "regex:..." -o R BENCH ...;
+                      ncu -i R.ncu-rep --page source --csv --print-source sass > A.csv
+  Here: nvcc <meson's flags for the bench> -cubin -o bench.cubin benchmarks/codec_bench.cu (the
+  commit that was profiled), then
+        /usr/bin/python3 tools/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
+            'encode_kernel<...Adaptive> ?>, float,' B.csv [LINES]
+  (docs/results/2026-12-03c/c3/p/*-by-line.txt). It reads the line table the way
+  docs/results/2026-12-02b/scripts/sasslite.py began to, for every kernel of a cubin (relocations
+  say which kernel a sequence belongs to)."""
 import bisect, collections, csv, re, subprocess, sys
 from elftools.elf.elffile import ELFFile
 SECTION = ".debug_line"  # SASS address -> CUDA source line (.nv_debug_line_sass maps to PTX lines)
