@@ -424,7 +424,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   [[maybe_unused]] bool huffman_cannot_win = false;
   if constexpr (Coder::tries_zero_run) {
     // The sample first; where it comes too close to half to tell, every element's zeros.
-    const std::uint32_t sampled = zero_run::sum_warp_zeros(s.warp_zeros);
+    const std::uint32_t sampled = warp::sum_of(s.warp_zeros);
     const format::zero_run_sample verdict = format::zero_run_verdict(sampled >> 16, sampled & 0xffffu, elements);
     bool measure_zero_run = std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure;
     if (kCodeTiles && !measure_zero_run && verdict == format::zero_run_sample::count_all) {
@@ -455,7 +455,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
         s.warp_zero_runs[warp_index] = runs;
       }
       __syncthreads();
-      const std::uint32_t all = zero_run::sum_warp_zeros(s.warp_zeros_all), all_runs = zero_run::sum_warp_zeros(s.warp_zero_runs);
+      const std::uint32_t all = warp::sum_of(s.warp_zeros_all), all_runs = warp::sum_of(s.warp_zero_runs);
       measure_zero_run = format::zero_run_worth_trying(all >> 16, all & 0xffffu, all_runs, elements);
     }
     if (kCodeTiles && measure_zero_run) {

@@ -40,12 +40,10 @@ static_assert(zr::kSubblockElements == static_cast<std::uint32_t>(kTileThreads),
 static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
               "a warp's sub-blocks are the codes of its own stage");
 
-/// The tile's (zero codes << 16) | zero deltas from its warps' counts in the same packing: each
-/// half sums to at most a tile's 8192 elements, so neither carries into the other. (Also sums
-/// plain per-warp counts, such as runs of zero deltas.)
-__device__ __forceinline__ std::uint32_t sum_warp_zeros(const std::uint32_t (&warp_zeros)[kTileWarps]) {
-  return warp::sum_of(warp_zeros);
-}
+/// Zero counts travel packed, (zero codes << 16) | zero deltas, one word a warp, and a tile's are
+/// summed in that packing (warp::sum_of): each half sums to at most a tile's elements, so neither
+/// carries into the other.
+static_assert(format::kTileElements < (1u << 16), "a tile's zero counts fit a half word");
 
 /// Per-tile scratch of measure and write (shared memory).
 struct encode_shared {
@@ -550,7 +548,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   __syncthreads();
 
   // Warp w: the sub-blocks of its stage (4w..4w+3) under each measured predictor, one at a time.
-  const std::uint32_t tile_zeros = sum_warp_zeros(s.zeros);
+  const std::uint32_t tile_zeros = warp::sum_of(s.zeros);
   const std::uint32_t measured = zr::measured_predictors(tile_zeros >> 16, tile_zeros & 0xFFFFu, elements);
   std::uint32_t min_magnitude[2];
 #pragma unroll
@@ -612,7 +610,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
 
 /// The tile's zero deltas (element 0's counts), every element's, as measure counted them.
 __device__ __forceinline__ std::uint32_t measured_zero_deltas(const encode_shared& s) {
-  return sum_warp_zeros(s.zeros) & 0xFFFFu;
+  return warp::sum_of(s.zeros) & 0xFFFFu;
 }
 
 /// Writes the tile measure measured (s as it left it) at `tile` (8-byte aligned, not zeroed): the
