@@ -86,7 +86,7 @@ __global__ void __launch_bounds__(kTileThreads) encode_tiles(const T* in, const 
   const std::uint32_t outlier_count = outliers;
   const zrk::plan pl = zrk::measure<T>(s, stages, job.elements, outlier_count);
   std::byte* const tile = out + job.at;
-  if constexpr (kWrite) zrk::write<T>(s, pl, stages, job.elements, outlier_count, tile);
+  if constexpr (kWrite) zrk::write<T>(s, stages, job.elements, outlier_count, tile);
   if (threadIdx.x == 0) {
     std::uint32_t o = 0;
     if constexpr (kOutliers) {

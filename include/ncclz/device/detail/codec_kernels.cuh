@@ -586,7 +586,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   }
   if constexpr (Coder::tries_zero_run) {
     if (mode == tile_mode::zero_run) {
-      zero_run::write<T>(s.zero_run, zero_run_plan, s.stage, elements, outliers, dst);
+      zero_run::write<T>(s.zero_run, s.stage, elements, outliers, dst);
       write_outliers<T>(in, dst, zero_run_plan.outlier_index, zero_run_plan.outlier_values, zero_run_plan.bytes, outliers,
                         outliers_before, outlier_bits, first, tile_first);
       return;

@@ -615,11 +615,11 @@ __device__ __forceinline__ std::uint32_t measured_zero_deltas(const encode_share
 
 /// Writes the tile measure measured (s as it left it) at `tile` (8-byte aligned, not zeroed): the
 /// tile header (mode 3, the outlier count, base), the zero_run header, the sub-block lengths, the
-/// stream and every padding byte before pl.outlier_index; not the outliers nor what follows them.
-/// All kTileThreads threads.
+/// stream and every padding byte before the plan's outlier_index (the layout is worked out again
+/// from s: the same numbers); not the outliers nor what follows them. All kTileThreads threads.
 template <class T>
-__device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages, std::uint32_t elements,
-                      std::uint32_t outliers, std::byte* tile) {
+__device__ void write(const encode_shared& s, warp_stage* stages, std::uint32_t elements, std::uint32_t outliers,
+                      std::byte* tile) {
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
   const std::uint32_t subblocks = zr::subblock_count(elements);
@@ -652,7 +652,6 @@ __device__ void write(const encode_shared& s, const plan& pl, warp_stage* stages
                            detail::subblock_size(elements, b), pred, detail::code_before(stages, first),
                            detail::unpack_plan(s.subblock_plan[p][b]), min_magnitude, s.run_bits[p][b], s.group_widths[p][b]);
   }
-  (void)pl;  // the layout is recomputed from s (the same numbers): pl is the caller's copy
 }
 
 /// Decodes the zero_run tile at `tile` (`span`: bytes up to the next tile; nothing past it is read)
