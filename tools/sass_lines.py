@@ -10,7 +10,9 @@ prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftool
   commit that was profiled), then
         /usr/bin/python3 tools/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
             'encode_kernel<...Adaptive> ?>, float,' B.csv [LINES]
-  (docs/results/2026-12-03c/c3/p/*-by-line.txt). It reads the line table the way
+  (docs/results/2026-12-03c/c3/p/*-by-line.txt). After the lines: each kernel's stall samples by
+reason and the code it executed (instructions run at least once, 128-byte lines: what the
+instruction cache must hold; docs/results/2026-12-03d/c4/stalls-by-reason.txt). It reads the line table the way
   docs/results/2026-12-02b/scripts/sasslite.py began to, for every kernel of a cubin (relocations
   say which kernel a sequence belongs to)."""
 import bisect, collections, csv, re, subprocess, sys
@@ -98,6 +100,22 @@ def read_csv(path):
     base = min(a for a, *_ in data)
     return [(a - base, n, w, t) for a, n, w, t in data]
 
+def stalls_and_code(path):
+    """Stall samples by reason (all samples) and the executed code of the csv's kernel."""
+    rows = list(csv.reader(open(path, errors="replace")))
+    h = next(r for r in rows if "Instructions Executed" in r)
+    ia, ie = h.index("Address"), h.index("Instructions Executed")
+    cols = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
+    data = [r for r in rows[rows.index(h) + 1:] if len(r) > ie and r[ie].isdigit()]
+    reasons = collections.Counter()
+    for r in data:
+        for i in cols:
+            try: reasons[h[i][len("stall_"):]] += float(r[i])
+            except ValueError: pass
+    base = min(int(r[ia], 16) for r in data)
+    ran = [int(r[ia], 16) - base for r in data if int(r[ie]) > 0]
+    return reasons, len(ran), len(set(a // 128 for a in ran))
+
 def by_line(elf, table, regex, path):
     names = {}
     for i, s in enumerate(elf.iter_sections()):
@@ -127,3 +145,9 @@ print("executed A %d B %d (B - A %+d, %+.1f%%)" % (ta, tb, tb - ta, 100.0 * (tb 
 print("%-40s %11s %11s %10s %7s %7s" % ("line", "A", "B", "B-A", "stallA", "stallB"))
 for l in sorted(set(A) | set(B), key=lambda l: -abs(B[l] - A[l]))[:int(sys.argv[6]) if len(sys.argv) > 6 else 60]:
     print("%-40s %11d %11d %+10d %7d %7d" % (l[-40:], A[l], B[l], B[l] - A[l], SA[l], SB[l]))
+(RA, na, la), (RB, nb, lb) = stalls_and_code(ca), stalls_and_code(cb)
+print("\nstall samples by reason       A        B      B-A")
+for k in sorted(set(RA) | set(RB), key=lambda k: -abs(RB[k] - RA[k])):
+    if RA[k] or RB[k]: print("  %-20s %8.0f %8.0f %+8.0f" % (k, RA[k], RB[k], RB[k] - RA[k]))
+print("  %-20s %8.0f %8.0f %+8.0f" % ("total", sum(RA.values()), sum(RB.values()), sum(RB.values()) - sum(RA.values())))
+print("code executed: A %d instructions in %d lines of 128 bytes (%d KB), B %d in %d (%d KB)" % (na, la, la // 8, nb, lb, lb // 8))
