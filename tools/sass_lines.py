@@ -11,10 +11,10 @@ prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftool
         /usr/bin/python3 tools/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
             'encode_kernel<...Adaptive> ?>, float,' B.csv [LINES]
   (docs/results/2026-12-03c/c3/p/*-by-line.txt). After the lines: each kernel's stall samples by
-reason and the code it executed (instructions run at least once, 128-byte lines: what the
-instruction cache must hold; docs/results/2026-12-03d/c4/stalls-by-reason.txt). It reads the line table the way
-  docs/results/2026-12-02b/scripts/sasslite.py began to, for every kernel of a cubin (relocations
-  say which kernel a sequence belongs to)."""
+  reason and the code it executed (instructions run at least once, in 128-byte lines: what the
+  instruction cache must hold; docs/results/2026-12-03d/c4/stalls-by-reason.txt). It reads the
+  line table the way docs/results/2026-12-02b/scripts/sasslite.py began to, for every kernel of
+  a cubin (relocations say which kernel a sequence belongs to)."""
 import bisect, collections, csv, re, subprocess, sys
 from elftools.elf.elffile import ELFFile
 SECTION = ".debug_line"  # SASS address -> CUDA source line (.nv_debug_line_sass maps to PTX lines)
@@ -92,29 +92,21 @@ def line_rows(elf):
     return {k: sorted(v) for k, v in out.items()}
 
 def read_csv(path):
+    """The kernel's instructions (offset, executed, stall samples, SASS) and its stall samples by
+    reason (all samples), from one read of the csv."""
     rows = list(csv.reader(open(path, errors="replace")))
     h = next(r for r in rows if "Instructions Executed" in r)
     ia, ie, iw = h.index("Address"), h.index("Instructions Executed"), h.index("Warp Stall Sampling (All Samples)")
-    data = [(int(r[ia], 16), int(r[ie]), int(r[iw]) if r[iw].isdigit() else 0, r[1].strip())
-            for r in rows[rows.index(h) + 1:] if len(r) > ie and r[ie].isdigit()]
-    base = min(a for a, *_ in data)
-    return [(a - base, n, w, t) for a, n, w, t in data]
-
-def stalls_and_code(path):
-    """Stall samples by reason (all samples) and the executed code of the csv's kernel."""
-    rows = list(csv.reader(open(path, errors="replace")))
-    h = next(r for r in rows if "Instructions Executed" in r)
-    ia, ie = h.index("Address"), h.index("Instructions Executed")
     cols = [i for i, c in enumerate(h) if c.startswith("stall_") and "Not Issued" not in c]
-    data = [r for r in rows[rows.index(h) + 1:] if len(r) > ie and r[ie].isdigit()]
+    body = [r for r in rows[rows.index(h) + 1:] if len(r) > ie and r[ie].isdigit()]
     reasons = collections.Counter()
-    for r in data:
+    for r in body:
         for i in cols:
             try: reasons[h[i][len("stall_"):]] += float(r[i])
             except ValueError: pass
-    base = min(int(r[ia], 16) for r in data)
-    ran = [int(r[ia], 16) - base for r in data if int(r[ie]) > 0]
-    return reasons, len(ran), len(set(a // 128 for a in ran))
+    data = [(int(r[ia], 16), int(r[ie]), int(r[iw]) if r[iw].isdigit() else 0, r[1].strip()) for r in body]
+    base = min(a for a, *_ in data)
+    return [(a - base, n, w, t) for a, n, w, t in data], reasons
 
 def by_line(elf, table, regex, path):
     names = {}
@@ -125,7 +117,7 @@ def by_line(elf, table, regex, path):
     if len(hits) != 1: sys.exit("%s: %d kernels match %s" % (path, len(hits), [names[i][:150] for i in hits]))
     f = hits[0]; rows = table.get(f, []); addrs = [a for a, _ in rows]
     text_size = elf.get_section(f)["sh_size"]
-    ins = read_csv(path)
+    ins, reasons = read_csv(path)
     by, stall = collections.Counter(), collections.Counter()
     for off, n, w, _ in ins:
         k = bisect.bisect_right(addrs, off) - 1
@@ -133,19 +125,19 @@ def by_line(elf, table, regex, path):
         by[loc] += n; stall[loc] += w
     print("%s: %d instructions (the cubin's function: %d bytes, %d), %d executed, %d line rows" %
           (path, len(ins), text_size, text_size // 16, sum(by.values()), len(rows)))
-    return by, stall
+    ran = [off for off, n, _, _ in ins if n > 0]
+    return by, stall, reasons, len(ran), len(set(off // 128 for off in ran))
 
 cubin, ra, ca, rb, cb = sys.argv[1:6]
 elf = ELFFile(open(cubin, "rb"))
 table = line_rows(elf)
-A, SA = by_line(elf, table, ra, ca)
-B, SB = by_line(elf, table, rb, cb)
+A, SA, RA, na, la = by_line(elf, table, ra, ca)
+B, SB, RB, nb, lb = by_line(elf, table, rb, cb)
 ta, tb = sum(A.values()), sum(B.values())
 print("executed A %d B %d (B - A %+d, %+.1f%%)" % (ta, tb, tb - ta, 100.0 * (tb / ta - 1)))
 print("%-40s %11s %11s %10s %7s %7s" % ("line", "A", "B", "B-A", "stallA", "stallB"))
-for l in sorted(set(A) | set(B), key=lambda l: -abs(B[l] - A[l]))[:int(sys.argv[6]) if len(sys.argv) > 6 else 60]:
+for l in sorted(set(A) | set(B), key=lambda l: (-abs(B[l] - A[l]), l))[:int(sys.argv[6]) if len(sys.argv) > 6 else 60]:
     print("%-40s %11d %11d %+10d %7d %7d" % (l[-40:], A[l], B[l], B[l] - A[l], SA[l], SB[l]))
-(RA, na, la), (RB, nb, lb) = stalls_and_code(ca), stalls_and_code(cb)
 print("\nstall samples by reason       A        B      B-A")
 for k in sorted(set(RA) | set(RB), key=lambda k: -abs(RB[k] - RA[k])):
     if RA[k] or RB[k]: print("  %-20s %8.0f %8.0f %+8.0f" % (k, RA[k], RB[k], RB[k] - RA[k]))
