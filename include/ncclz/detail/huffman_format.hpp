@@ -108,12 +108,13 @@ constexpr U log2_fixed_in(U c) {
   return (U{e} << 16) + (((c << 16) >> e) & 0xFFFFu);
 }
 constexpr std::uint64_t log2_fixed(std::uint64_t c) { return log2_fixed_in(c); }
-/// c * log2_fixed(c), 0 for c = 0.
-constexpr std::uint64_t c_log_c(std::uint64_t c) { return c == 0 ? 0 : c * log2_fixed(c); }
+/// c * log2_fixed(c), 0 for c = 0 (and for c = 1). No branch on c: the device compiled `c == 0 ?`
+/// into one around the product, where a warp's lanes hold zero and nonzero counts alike.
+constexpr std::uint64_t c_log_c(std::uint64_t c) { return c * log2_fixed(c > 1 ? c : 1); }
 /// c_log_c in 32-bit arithmetic, the same integer for c <= kMaxSampleCount (c << 16 and the
 /// product fit): what the device's gate sums its sample's counts with, in fewer instructions.
 inline constexpr std::uint32_t kMaxSampleCount = 2048;
-constexpr std::uint32_t sample_c_log_c(std::uint32_t c) { return c == 0 ? 0 : c * log2_fixed_in(c); }
+constexpr std::uint32_t sample_c_log_c(std::uint32_t c) { return c * log2_fixed_in(c > 1 ? c : 1u); }
 constexpr bool sample_c_log_c_matches() {
   for (std::uint32_t c = 0; c <= kMaxSampleCount; ++c) {
     if (sample_c_log_c(c) != c_log_c(c)) return false;

@@ -86,7 +86,7 @@ static_assert(kMaxSymbols <= kSortSlots, "every symbol has a sort slot");
 
 /// Per-tile scratch of the encoder (about 9 KB).
 struct encode_shared {
-  std::uint32_t hist[kMaxSymbols];    ///< symbol counts under 256 literals
+  std::uint32_t hist[kMaxSymbols + 1];  ///< symbol counts under 256 literals; the last bin takes what is not counted
   std::uint32_t counts[kMaxSymbols];  ///< symbol counts under the chosen L
   union {
     struct {  // step 2
@@ -207,17 +207,22 @@ __device__ __forceinline__ void begin_estimate(encode_shared& s) {
 /// Which of a thread's deltas count_deltas adds: all, the gate's sample, or the others.
 enum class delta_set { all, sample, rest };
 
+/// The histogram bin that takes the increments of deltas not counted (never read).
+inline constexpr std::uint32_t kUncountedBin = kMaxSymbols;
+
 /// Adds this thread's coded deltas of `which` set to s.hist (under 256 literals).
 template <delta_set kWhich>
 __device__ __forceinline__ void count_deltas(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count) {
   // One shared-memory atomic a delta. Lanes holding the same symbol used to add it once
   // (__match_any_sync first), but the match cost more than the atomics it saved (64 MiB, REL 1e-3,
-  // Huffman encode: tiled fields 378-381 -> 393-396 GB/s, noise 297-300 -> 350-352).
+  // Huffman encode: tiled fields 378-381 -> 393-396 GB/s, noise 297-300 -> 350-352). Every delta
+  // adds, those not coded to kUncountedBin: an atomic under a condition compiled to a branch
+  // around it, six instructions more a delta.
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     // Blocks start at multiples of 32 elements: element 32b + i is in the sample where i is.
     if (kWhich != delta_set::all && format::in_selector_sample(static_cast<std::uint32_t>(i)) != (kWhich == delta_set::sample)) continue;
-    if (coded(i, count)) atomicAdd(&s.hist[symbol_of(zz[i], kMaxLiterals)], 1u);
+    atomicAdd(&s.hist[coded(i, count) ? symbol_of(zz[i], kMaxLiterals) : kUncountedBin], 1u);
   }
 }
 
