@@ -450,6 +450,24 @@ TEMPLATE_TEST_CASE("wide huffman tiles (sub-blocks of 128) decode on the device 
   require_device_matches_host<Codec>(in, 1e-5);
 }
 
+TEMPLATE_TEST_CASE("huffman tiles whose code and escape take over 32 bits code on the device as on the host", "[gpu][codec]",
+                   AbsHuf, AbsAd) {
+  using Codec = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> uniform(-1, 1);
+  // Codes of a few units, and one value in 500 a spike of up to 2^29 codes: its deltas escape in
+  // classes of 25-31 bits, each held by a few deltas a tile and so given long codes. The stream
+  // writer puts such a code and its escape in two steps (huffman_tile.cuh, emit_stream).
+  std::vector<double> in(6 * 8192 + 1000);
+  for (double& v : in) v = 4e-5 * normal(rng) + (rng() % 500 == 0 ? 1e4 * uniform(rng) : 0.0);
+  const std::vector<std::byte> chunk = ncclz::host::compress<Codec>(std::span<const double>(in), 1e-5);
+  REQUIRE(ncclz_test::huffman_tiles_wider_than_word(chunk) > 3);
+  require_device_matches_host<Codec>(in, 1e-5);
+}
+
 /// Flips 1-3 random bits of `good` (a chunk of `in` under Codec) 300 times; the device must reject
 /// exactly the chunks the host rejects and decode the others to the host's bits.
 template <class Codec, class T>

@@ -216,6 +216,29 @@ inline std::size_t halved_huffman_tiles(const std::vector<std::byte>& chunk) {
   return halved;
 }
 
+/// How many of a chunk's huffman tiles hold a used escape class whose code and escape bits take
+/// more than 32 bits together (the device's stream writer puts those in two steps).
+inline std::size_t huffman_tiles_wider_than_word(const std::vector<std::byte>& chunk) {
+  namespace hf = ncclz::format::huffman;
+  const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
+  std::size_t wide = 0;
+  for (std::uint32_t t = 0; t < h.tile_count; ++t) {
+    if (tile_mode_of(chunk, t) != static_cast<std::uint8_t>(ncclz::tile_mode::huffman)) continue;
+    const std::uint64_t tile_at = sizeof(ncclz::format::chunk_header) + tile_offset_of(chunk, t);
+    const auto hh = load<hf::huffman_header>(chunk, tile_at + sizeof(ncclz::format::tile_header));
+    const std::uint32_t literals = hh.last_literal + 1u;
+    const std::uint64_t lengths_at = tile_at + hf::tile_layout_of(hh.symbols, 0, 0, 0, 1).code_lengths;
+    bool any = false;
+    for (std::uint32_t sym = literals; sym < hh.symbols && hh.symbols >= 2; ++sym) {
+      const auto byte = static_cast<std::uint32_t>(chunk.at(lengths_at + sym / 2));
+      const std::uint32_t length = (byte >> (4 * (sym % 2))) & 0xFu;
+      any |= length != 0 && length + hf::escape_bits(hf::class_width(sym, literals), literals) > 32;
+    }
+    wide += any;
+  }
+  return wide;
+}
+
 struct flip_outcomes {
   int decoded = 0, rejected = 0;
 };

@@ -84,10 +84,34 @@ __device__ __forceinline__ std::uint32_t first_canonical_code(const std::uint32_
 inline constexpr std::uint32_t kSortSlots = 2 * kTileThreads;
 static_assert(kMaxSymbols <= kSortSlots, "every symbol has a sort slot");
 
+/// What the stream holds for a symbol, in one 8-byte load a delta when sizing and writing the
+/// stream. `fields`: its bit-reversed canonical code, the code's bits in the stream (0 when the
+/// symbol is alone), its escape bit count, and on top the bits of code and escape together.
+/// `escape_from`: what a delta z of the symbol escapes as z - escape_from, in its escape bits (the
+/// class's first value: 2^(w-1) for width w, L for the first class; the literal itself for a
+/// literal, which leaves nothing). A delta's bits are then code | (z - escape_from) << length,
+/// with no masks or selects.
+struct alignas(8) emit_entry {
+  static constexpr std::uint32_t kLengthShift = 11, kEscapeBitsShift = 15, kBitsShift = 21;
+  std::uint32_t fields;
+  std::uint32_t escape_from;
+  __device__ std::uint32_t code() const { return fields & ((1u << kLengthShift) - 1); }
+  __device__ std::uint32_t length() const { return (fields >> kLengthShift) & 0xFu; }
+  __device__ std::uint32_t escape_bits() const { return (fields >> kEscapeBitsShift) & 0x1Fu; }
+  /// length() + escape_bits(): a delta's bits in the stream.
+  __device__ std::uint32_t bits() const { return fields >> kBitsShift; }
+};
+static_assert(kMaxCodeLength < (1u << (emit_entry::kEscapeBitsShift - emit_entry::kLengthShift)), "a code length fits its field");
+static_assert(emit_entry::kLengthShift >= kMaxCodeLength, "a code fits below its length");
+static_assert(emit_entry::kBitsShift + bit_width(kMaxCodeLength + kMaxExtraBits) <= 32, "a delta's bits fit the entry's top");
+
 /// Per-tile scratch of the encoder (about 9 KB).
 struct encode_shared {
   std::uint32_t hist[kMaxSymbols + 1];  ///< symbol counts under 256 literals; the last bin takes what is not counted
-  std::uint32_t counts[kMaxSymbols];  ///< symbol counts under the chosen L
+  union {
+    std::uint32_t counts[kMaxSymbols];  ///< symbol counts under the chosen L (step 3, up to its sort)
+    emit_entry emit[kMaxSymbols + 1];   ///< then what the stream holds for each symbol; the last: nothing (not coded)
+  };
   union {
     struct {  // step 2
       std::uint32_t count_before[kMaxLiterals + 1];  ///< deltas below each literal value
@@ -105,7 +129,6 @@ struct encode_shared {
       std::uint32_t first_code[kMaxCodeLength + 1];
     } build;
   };
-  std::uint32_t emit[kMaxSymbols];     ///< emit_entry: what the stream holds for the symbol
   std::uint8_t length[kMaxSymbols];    ///< as stored (0 = unused)
   std::uint64_t warp_u64[kTileWarps];
   std::uint32_t gate_sums[2][kTileWarps];  ///< gate_tile_bytes' per-warp sums
@@ -122,21 +145,6 @@ struct encode_shared {
 static_assert(offsetof(encode_shared, build.length_count) >= offsetof(encode_shared, score.count_before) + sizeof(encode_shared::score.count_before),
               "build_tile clears its length counts while other threads read estimate_tile's prefix counts");
 
-/// What the stream holds for a symbol, in one word (one shared-memory load a delta when sizing
-/// and writing the stream): its bit-reversed canonical code, the code's bits in the stream (0 when
-/// the symbol is alone), and for an escape class its escape bit count and whether it is the first
-/// class (whose escape bits are z - L, not z's low bits).
-namespace emit_entry {
-inline constexpr std::uint32_t kLengthShift = 11, kEscapeBitsShift = 15, kFirstClassShift = 20;
-__device__ __forceinline__ std::uint32_t code(std::uint32_t e) { return e & ((1u << kLengthShift) - 1); }
-__device__ __forceinline__ std::uint32_t length(std::uint32_t e) { return (e >> kLengthShift) & 0xFu; }
-__device__ __forceinline__ std::uint32_t escape_bits(std::uint32_t e) { return (e >> kEscapeBitsShift) & 0x1Fu; }
-/// The escape bits of delta z (0 for a literal: no bits).
-__device__ __forceinline__ std::uint32_t escape_value(std::uint32_t e, std::uint32_t z, std::uint32_t literals) {
-  return (z - ((e >> kFirstClassShift) & 1u ? literals : 0u)) & ((1u << escape_bits(e)) - 1u);
-}
-}  // namespace emit_entry
-static_assert(kMaxCodeLength <= emit_entry::kLengthShift, "a code fits below its length");
 
 /// What steps 1-2 found: the alphabet and the estimated tile size.
 struct estimate {
@@ -151,6 +159,7 @@ struct plan {
   std::uint32_t symbols;
   std::uint64_t stream_bits;
   bool halved;  ///< sub-blocks of 128 (format::huffman::halves_subblocks)
+  bool codes_fit_word;  ///< every used symbol's code and escape take 32 bits or fewer (emit_stream)
   tile_layout layout;  ///< layout.total: ~0 where build_tile gave up (no tile was built)
 };
 
@@ -193,6 +202,14 @@ __device__ __forceinline__ U block_exclusive_sum(U v, U* warp_totals, U& total) 
 
 /// Whether element i of this thread's block is a coded delta (element 0 of the tile is not).
 __device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { return i < count && (threadIdx.x != 0 || i != 0); }
+
+/// The emit entry of this thread's delta i: the last one (no bits) where it is not coded. The
+/// index is chosen, not the entry: a load under the condition compiled to a branch around it, a
+/// delta at a time, and a load of both spilled in the Huffman encoder (ptxas: 60 bytes).
+__device__ __forceinline__ emit_entry emit_of(const encode_shared& s, const symbol_map& symbol,
+                                              const std::uint32_t (&zz)[32], std::uint32_t count, int i) {
+  return s.emit[coded(static_cast<std::uint32_t>(i), count) ? symbol(zz[i]) : kMaxSymbols];
+}
 
 /// By all 256 threads, before a block barrier that comes before estimate_tile (the encoder's
 /// first): clears what estimate_tile accumulates into, which saves that step a barrier of its own.
@@ -506,30 +523,33 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   if (threadIdx.x <= kMaxCodeLength) s.build.first_code[threadIdx.x] = first_canonical_code(s.build.length_count, threadIdx.x);
   std::uint32_t rank[2];
   ranks_within_length(s.length, m >= 2 ? symbols : 0u, s.build.length_groups, rank);
+  bool wider_than_word = false;  // a used symbol whose code and escape take more than 32 bits
 #pragma unroll
   for (int round = 0; round < 2; ++round) {
     const std::uint32_t sym = threadIdx.x + round * kTileThreads;
     if (sym >= symbols) continue;
     const std::uint32_t len = s.length[sym];
     const std::uint32_t code = len == 0 || m < 2 ? 0u : __brev(s.build.first_code[len] + rank[round]) >> (32 - len);
-    std::uint32_t entry = code | (m >= 2 ? len : 0u) << emit_entry::kLengthShift;
+    const std::uint32_t stream_len = m >= 2 ? len : 0u;
+    std::uint32_t extra = 0, escape_from = sym;  // a literal's
     if (sym >= literals) {
       const std::uint32_t width = class_width(sym, literals);
-      entry |= escape_bits(width, literals) << emit_entry::kEscapeBitsShift |
-               std::uint32_t{width == first_width} << emit_entry::kFirstClassShift;
+      extra = escape_bits(width, literals);
+      escape_from = width == first_width ? literals : 1u << (width - 1);
     }
-    s.emit[sym] = entry;
+    s.emit[sym] = emit_entry{code | stream_len << emit_entry::kLengthShift | extra << emit_entry::kEscapeBitsShift |
+                                 (stream_len + extra) << emit_entry::kBitsShift,
+                             escape_from};
+    wider_than_word |= len != 0 && stream_len + extra > 32;
   }
-  __syncthreads();
+  if (threadIdx.x == 0) s.emit[kMaxSymbols] = emit_entry{0, 0};  // deltas not coded: 0 (see emit_stream)
+  const bool codes_fit_word = __syncthreads_or(wider_than_word) == 0;
 
   // This thread's bits, its offset, the sub-blocks' lengths.
   std::uint32_t bits = 0;
   const symbol_map symbol(literals);
 #pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    const std::uint32_t e = coded(i, count) ? s.emit[symbol(zz[i])] : 0u;
-    bits += emit_entry::length(e) + emit_entry::escape_bits(e);
-  }
+  for (int i = 0; i < 32; ++i) bits += emit_of(s, symbol, zz, count, i).bits();
   std::uint32_t half = bits;  // four threads (lanes 4j..4j+3) make a half sub-block
   half += __shfl_xor_sync(warp::kFullMask, half, 1);
   half += __shfl_xor_sync(warp::kFullMask, half, 2);
@@ -544,6 +564,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
   pl.symbols = symbols;
   pl.stream_bits = stream_bits;
   pl.halved = halves_subblocks(stream_bits, elements);
+  pl.codes_fit_word = codes_fit_word;
   pl.layout = tile_layout_of(symbols, tile_subblocks(elements, pl.halved), stream_bits, outliers, sizeof(T));
   return pl;
 }
@@ -554,45 +575,53 @@ __device__ __forceinline__ std::uint32_t stream_words(const plan& pl) {
 }
 
 /// Step 4a, by all 256 threads after build_tile: the stream into `target` (shared or global
-/// memory, stream_words(pl) words, zeroed here). The encoder stages it in shared memory before it
-/// learns where the tile goes, then copies it out coalesced (write_tile): atomics on global words
-/// were its largest stall (ncu), and the look-back's wait overlaps this work.
+/// memory, stream_words(pl) words, zeroed here) from this thread's deltas `zz`, each 0 where it
+/// is not coded. The encoder stages it in shared memory before it learns where the tile goes, then
+/// copies it out coalesced (write_tile): atomics on global words were its largest stall (ncu), and
+/// the look-back's wait overlaps this work.
 __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
                                             std::uint32_t count, std::uint32_t offset, std::uint32_t* target) {
   for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) target[k] = 0;
   __syncthreads();
-  // This thread's codes, LSB first from bit `offset`. Only its first and last words can hold
-  // other threads' bits too: those two it ORs in (atomicOr) once it is done, the words between are
-  // its own (a store). Each step adds at most 31 bits to fewer than 32 held, so one word at most
-  // is due after it. No branch on the data (a predicated store and selects): a thread's code
-  // lengths and escapes are its own, and branches on them split its warp.
+  // This thread's codes, LSB first from bit `offset`. Every word it fills it stores, its first
+  // one too (whose low bits, the thread before's, are zero here); the one it leaves partly filled
+  // it ORs in after a barrier, once every store is done. No branch on the data (a predicated
+  // store and selects): a thread's code lengths and escapes are its own, and branches on them
+  // split its warp.
   std::uint64_t acc = 0;
-  std::uint32_t held = offset % 32, word = offset / 32, first_bits = 0;
-  const std::uint32_t shared_first = offset % 32 != 0 ? offset / 32 : ~0u;
-  const auto flush_word = [&] {
+  std::uint32_t held = offset % 32, word = offset / 32;
+  // `bits` (32 at most) more of `value`: under 32 held before, so one word at most is due after.
+  const auto put = [&](std::uint32_t value, std::uint32_t bits) {
+    acc |= static_cast<std::uint64_t>(value) << held;
+    held += bits;
     const bool full = held >= 32;
-    const auto low = static_cast<std::uint32_t>(acc);
-    if (full && word != shared_first) target[word] = low;
-    first_bits = full && word == shared_first ? low : first_bits;
+    if (full) target[word] = static_cast<std::uint32_t>(acc);
     acc = full ? acc >> 32 : acc;
-    word += full ? 1u : 0u;
-    held -= full ? 32u : 0u;
+    word += held / 32;
+    held %= 32;
   };
   const std::uint32_t literals = pl.literals;
   const symbol_map symbol(literals);
+  // A delta not coded is 0 (past the block's count; the tile's first delta, from the element to
+  // itself): with the last entry's escape_from of 0 it puts no bits.
+  if (pl.codes_fit_word) {
+    // Code and escape in one word (nearly every tile: a code takes 11 bits at most, and deltas
+    // under 2^22 escape in 21 or fewer): one put a delta, not two.
 #pragma unroll
-  for (int i = 0; i < 32; ++i) {
-    const std::uint32_t z = zz[i];
-    const std::uint32_t e = coded(i, count) ? s.emit[symbol(z)] : 0u;  // 0: nothing to write
-    acc |= static_cast<std::uint64_t>(emit_entry::code(e)) << held;
-    held += emit_entry::length(e);
-    flush_word();
-    acc |= static_cast<std::uint64_t>(emit_entry::escape_value(e, z, literals)) << held;
-    held += emit_entry::escape_bits(e);
-    flush_word();
+    for (int i = 0; i < 32; ++i) {
+      const emit_entry e = emit_of(s, symbol, zz, count, i);
+      put(e.code() | (zz[i] - e.escape_from) << e.length(), e.bits());
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const emit_entry e = emit_of(s, symbol, zz, count, i);
+      put(e.code(), e.length());
+      put(zz[i] - e.escape_from, e.escape_bits());
+    }
   }
-  if (first_bits != 0) atomicOr(&target[shared_first], first_bits);
-  if (held > 0) atomicOr(&target[word], static_cast<std::uint32_t>(acc));  // shared with the next thread
+  __syncthreads();
+  if (held > 0) atomicOr(&target[word], static_cast<std::uint32_t>(acc));  // other threads' bits share it
 }
 
 /// Step 4b, by all 256 threads: everything of the tile before its outlier arrays. `tile` is
