@@ -382,9 +382,6 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       }
     }
     width = 32u - static_cast<std::uint32_t>(__clz(any));
-  } else if constexpr (Coder::tries_huffman) {
-#pragma unroll
-    for (int i = 0; i < 32; ++i) zz[i] = 0;  // huffman's stream writer takes a delta not coded to be 0
   }
   const std::uint32_t packed = (static_cast<std::uint32_t>(__popc(outlier_bits)) << 16) | width;
   const std::uint32_t packed_through = warp::inclusive_sum(packed);
