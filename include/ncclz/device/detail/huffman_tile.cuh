@@ -576,9 +576,9 @@ __device__ __forceinline__ std::uint32_t stream_words(const plan& pl) {
 
 /// Step 4a, by all 256 threads after build_tile: the stream into `target` (shared or global
 /// memory, stream_words(pl) words, zeroed here) from this thread's `count` deltas `zz` (0 past
-/// `count` where `count` > 0, and the tile's first, which is not coded). The encoder stages it in shared memory before it learns where the tile goes, then
-/// copies it out coalesced (write_tile): atomics on global words were its largest stall (ncu), and
-/// the look-back's wait overlaps this work.
+/// `count` where `count` > 0, and the tile's first, which is not coded). The encoder stages it in
+/// shared memory before it learns where the tile goes, then copies it out coalesced (write_tile):
+/// atomics on global words were its largest stall (ncu), and the look-back's wait overlaps this.
 __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& pl, const std::uint32_t (&zz)[32],
                                             std::uint32_t count, std::uint32_t offset, std::uint32_t* target) {
   for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) target[k] = 0;
@@ -604,8 +604,9 @@ __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& 
   const symbol_map symbol(literals);
   // A delta not coded is 0 (past the block's count; the tile's first delta, from the element to
   // itself): with the last entry's escape_from of 0 it puts no bits. A block of no elements skips
-  // the puts: its zz were never written (zeroing them cost the encoder 17 instructions a tile).
+  // the puts: its zz were never written (zeroing them cost 17 instructions a warp on every tile).
   if (count == 0) {
+    // nothing to put
   } else if (pl.codes_fit_word) {
     // Code and escape in one word (nearly every tile: a code takes 11 bits at most, and deltas
     // under 2^22 escape in 21 or fewer): one put a delta, not two.
