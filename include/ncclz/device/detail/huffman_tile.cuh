@@ -145,7 +145,6 @@ struct encode_shared {
 static_assert(offsetof(encode_shared, build.length_count) >= offsetof(encode_shared, score.count_before) + sizeof(encode_shared::score.count_before),
               "build_tile clears its length counts while other threads read estimate_tile's prefix counts");
 
-
 /// What steps 1-2 found: the alphabet and the estimated tile size.
 struct estimate {
   std::uint32_t literals;
@@ -200,6 +199,10 @@ __device__ __forceinline__ U block_exclusive_sum(U v, U* warp_totals, U& total) 
   return before + inclusive - v;
 }
 
+/// Where a delta not coded goes in the histogram and the emit table: their last slot (never read
+/// in the histogram; no bits in the emit table). Choosing the index keeps a branch off each delta.
+inline constexpr std::uint32_t kNotCodedSlot = kMaxSymbols;
+
 /// Whether element i of this thread's block is a coded delta (element 0 of the tile is not).
 __device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { return i < count && (threadIdx.x != 0 || i != 0); }
 
@@ -208,7 +211,7 @@ __device__ __forceinline__ bool coded(std::uint32_t i, std::uint32_t count) { re
 /// delta at a time, and a load of both spilled in the Huffman encoder (ptxas: 60 bytes).
 __device__ __forceinline__ emit_entry emit_of(const encode_shared& s, const symbol_map& symbol,
                                               const std::uint32_t (&zz)[32], std::uint32_t count, int i) {
-  return s.emit[coded(static_cast<std::uint32_t>(i), count) ? symbol(zz[i]) : kMaxSymbols];
+  return s.emit[coded(static_cast<std::uint32_t>(i), count) ? symbol(zz[i]) : kNotCodedSlot];
 }
 
 /// By all 256 threads, before a block barrier that comes before estimate_tile (the encoder's
@@ -224,22 +227,19 @@ __device__ __forceinline__ void begin_estimate(encode_shared& s) {
 /// Which of a thread's deltas count_deltas adds: all, the gate's sample, or the others.
 enum class delta_set { all, sample, rest };
 
-/// The histogram bin that takes the increments of deltas not counted (never read).
-inline constexpr std::uint32_t kUncountedBin = kMaxSymbols;
-
 /// Adds this thread's coded deltas of `which` set to s.hist (under 256 literals).
 template <delta_set kWhich>
 __device__ __forceinline__ void count_deltas(encode_shared& s, const std::uint32_t (&zz)[32], std::uint32_t count) {
   // One shared-memory atomic a delta. Lanes holding the same symbol used to add it once
   // (__match_any_sync first), but the match cost more than the atomics it saved (64 MiB, REL 1e-3,
   // Huffman encode: tiled fields 378-381 -> 393-396 GB/s, noise 297-300 -> 350-352). Every delta
-  // adds, those not coded to kUncountedBin: an atomic under a condition compiled to a branch
+  // adds, those not coded to kNotCodedSlot: an atomic under a condition compiled to a branch
   // around it, six instructions more a delta.
 #pragma unroll
   for (int i = 0; i < 32; ++i) {
     // Blocks start at multiples of 32 elements: element 32b + i is in the sample where i is.
     if (kWhich != delta_set::all && format::in_selector_sample(static_cast<std::uint32_t>(i)) != (kWhich == delta_set::sample)) continue;
-    atomicAdd(&s.hist[coded(i, count) ? symbol_of(zz[i], kMaxLiterals) : kUncountedBin], 1u);
+    atomicAdd(&s.hist[coded(i, count) ? symbol_of(zz[i], kMaxLiterals) : kNotCodedSlot], 1u);
   }
 }
 
@@ -542,7 +542,7 @@ __device__ __forceinline__ plan build_tile(encode_shared& s, const std::uint32_t
                              escape_from};
     wider_than_word |= len != 0 && stream_len + extra > 32;
   }
-  if (threadIdx.x == 0) s.emit[kMaxSymbols] = emit_entry{0, 0};  // deltas not coded: 0 (see emit_stream)
+  if (threadIdx.x == 0) s.emit[kNotCodedSlot] = emit_entry{0, 0};  // deltas not coded: 0 (see emit_stream)
   const bool codes_fit_word = __syncthreads_or(wider_than_word) == 0;
 
   // This thread's bits, its offset, the sub-blocks' lengths.
