@@ -128,18 +128,23 @@ def by_line(elf, table, regex, path):
     ran = [off for off, n, _, _ in ins if n > 0]
     return by, stall, reasons, len(ran), len(set(off // 128 for off in ran))
 
-cubin, ra, ca, rb, cb = sys.argv[1:6]
-elf = ELFFile(open(cubin, "rb"))
-table = line_rows(elf)
-A, SA, RA, na, la = by_line(elf, table, ra, ca)
-B, SB, RB, nb, lb = by_line(elf, table, rb, cb)
-ta, tb = sum(A.values()), sum(B.values())
-print("executed A %d B %d (B - A %+d, %+.1f%%)" % (ta, tb, tb - ta, 100.0 * (tb / ta - 1)))
-print("%-40s %11s %11s %10s %7s %7s" % ("line", "A", "B", "B-A", "stallA", "stallB"))
-for l in sorted(set(A) | set(B), key=lambda l: (-abs(B[l] - A[l]), l))[:int(sys.argv[6]) if len(sys.argv) > 6 else 60]:
-    print("%-40s %11d %11d %+10d %7d %7d" % (l[-40:], A[l], B[l], B[l] - A[l], SA[l], SB[l]))
-print("\nstall samples by reason       A        B      B-A")
-for k in sorted(set(RA) | set(RB), key=lambda k: -abs(RB[k] - RA[k])):
-    if RA[k] or RB[k]: print("  %-20s %8.0f %8.0f %+8.0f" % (k, RA[k], RB[k], RB[k] - RA[k]))
-print("  %-20s %8.0f %8.0f %+8.0f" % ("total", sum(RA.values()), sum(RB.values()), sum(RB.values()) - sum(RA.values())))
-print("code executed: A %d instructions in %d lines of 128 bytes (%d KB), B %d in %d (%d KB)" % (na, la, la // 8, nb, lb, lb // 8))
+def main():
+    cubin, ra, ca, rb, cb = sys.argv[1:6]
+    elf = ELFFile(open(cubin, "rb"))
+    table = line_rows(elf)
+    A, SA, RA, na, la = by_line(elf, table, ra, ca)
+    B, SB, RB, nb, lb = by_line(elf, table, rb, cb)
+    ta, tb = sum(A.values()), sum(B.values())
+    print("executed A %d B %d (B - A %+d, %+.1f%%)" % (ta, tb, tb - ta, 100.0 * (tb / ta - 1)))
+    print("%-40s %11s %11s %10s %7s %7s" % ("line", "A", "B", "B-A", "stallA", "stallB"))
+    for l in sorted(set(A) | set(B), key=lambda l: (-abs(B[l] - A[l]), l))[:int(sys.argv[6]) if len(sys.argv) > 6 else 60]:
+        print("%-40s %11d %11d %+10d %7d %7d" % (l[-40:], A[l], B[l], B[l] - A[l], SA[l], SB[l]))
+    print("\nstall samples by reason       A        B      B-A")
+    for k in sorted(set(RA) | set(RB), key=lambda k: -abs(RB[k] - RA[k])):
+        if RA[k] or RB[k]: print("  %-20s %8.0f %8.0f %+8.0f" % (k, RA[k], RB[k], RB[k] - RA[k]))
+    print("  %-20s %8.0f %8.0f %+8.0f" % ("total", sum(RA.values()), sum(RB.values()), sum(RB.values()) - sum(RA.values())))
+    print("code executed: A %d instructions in %d lines of 128 bytes (%d KB), B %d in %d (%d KB)" % (na, la, la // 8, nb, lb, lb // 8))
+
+
+if __name__ == "__main__":
+    main()
