@@ -108,14 +108,18 @@ def read_csv(path):
     base = min(a for a, *_ in data)
     return [(a - base, n, w, t) for a, n, w, t in data], reasons
 
-def by_line(elf, table, regex, path):
+def kernel_section(elf, regex):
+    """The section index of the one kernel whose demangled name matches `regex` (exits otherwise)."""
     names = {}
     for i, s in enumerate(elf.iter_sections()):
         if s.name.startswith(".text."):
             names[i] = subprocess.run(["c++filt", s.name[6:]], capture_output=True, text=True).stdout.strip()
     hits = [i for i, n in names.items() if re.search(regex, n)]
-    if len(hits) != 1: sys.exit("%s: %d kernels match %s" % (path, len(hits), [names[i][:150] for i in hits]))
-    f = hits[0]; rows = table.get(f, []); addrs = [a for a, _ in rows]
+    if len(hits) != 1: sys.exit("%d kernels match %s: %s" % (len(hits), regex, [names[i][:150] for i in hits]))
+    return hits[0]
+
+def by_line(elf, table, regex, path):
+    f = kernel_section(elf, regex); rows = table.get(f, []); addrs = [a for a, _ in rows]
     text_size = elf.get_section(f)["sh_size"]
     ins, reasons = read_csv(path)
     by, stall = collections.Counter(), collections.Counter()

@@ -14,37 +14,25 @@ What it answers: where a kernel's loads are issued against their first use, wher
 (LDL/STL: spills, local arrays) and barriers are, by source line, between two builds made here
 (session 21 found the staging loads' order with it: docs/results/2026-12-03f/README.md).
 Unknown opcodes print as ?xxx: learn them from a profile that executed them."""
-import bisect, csv, json, os, re, subprocess, sys
+import bisect, json, os, re, sys
 from elftools.elf.elffile import ELFFile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from sass_lines import line_rows
+from sass_lines import kernel_section, line_rows, read_csv
 
 TABLE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "sass_opcodes.json")
-
-
-def kernel_section(elf, regex):
-    hits = []
-    for i, s in enumerate(elf.iter_sections()):
-        if s.name.startswith(".text."):
-            name = subprocess.run(["c++filt", s.name[6:]], capture_output=True, text=True).stdout.strip()
-            if re.search(regex, name): hits.append((i, s))
-    if len(hits) != 1: sys.exit("%d kernels match %r" % (len(hits), regex))
-    return hits[0]
 
 
 def opcode(word): return "%03x" % (word & 0xfff)
 
 
 def learn(cubin, regex, path):
-    _, sec = kernel_section(ELFFile(open(cubin, "rb")), regex)
-    d = sec.data()
-    rows = [r for r in list(csv.reader(open(path)))[2:] if len(r) > 1 and r[0].startswith("0x")]
-    base = int(rows[0][0], 16)
+    elf = ELFFile(open(cubin, "rb"))
+    d = elf.get_section(kernel_section(elf, regex)).data()
+    instructions, _ = read_csv(path)
     table = json.load(open(TABLE)) if os.path.exists(TABLE) else {}
     conflicts = 0
-    for r in rows:
-        off = int(r[0], 16) - base
-        text = re.sub(r"^@!?U?P\w+\s+", "", r[1].strip())
+    for off, _, _, sass in instructions:
+        text = re.sub(r"^@!?U?P\w+\s+", "", sass)
         mnemonic = text.split()[0].split(".")[0] if text else "?"
         op = opcode(int.from_bytes(d[off:off + 8], "little"))
         if table.get(op, mnemonic) != mnemonic: conflicts += 1
@@ -55,9 +43,9 @@ def learn(cubin, regex, path):
 
 def listing(cubin, regex, lo=0, hi=1 << 40):
     elf = ELFFile(open(cubin, "rb"))
-    index, sec = kernel_section(elf, regex)
+    index = kernel_section(elf, regex)
     table = json.load(open(TABLE))
-    d = sec.data()
+    d = elf.get_section(index).data()
     rows = line_rows(elf).get(index, [])
     addrs = [a for a, _ in rows]
     for k in range(lo // 16, min(len(d) // 16, hi // 16)):
