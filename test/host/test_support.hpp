@@ -230,8 +230,7 @@ inline std::size_t huffman_tiles_wider_than_word(const std::vector<std::byte>& c
     const std::uint64_t lengths_at = tile_at + hf::tile_layout_of(hh.symbols, 0, 0, 0, 1).code_lengths;
     bool any = false;
     for (std::uint32_t sym = literals; sym < hh.symbols && hh.symbols >= 2; ++sym) {
-      const auto byte = static_cast<std::uint32_t>(chunk.at(lengths_at + sym / 2));
-      const std::uint32_t length = (byte >> (4 * (sym % 2))) & 0xFu;
+      const std::uint32_t length = hf::stored_code_length(chunk.at(lengths_at + sym / 2), sym);
       any |= length != 0 && length + hf::escape_bits(hf::class_width(sym, literals), literals) > 32;
     }
     wide += any;

@@ -4,6 +4,7 @@
 // only: the device calls it through --expt-relaxed-constexpr and gets the same bits.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ncclz/detail/subblocks.hpp"
@@ -54,6 +55,12 @@ constexpr bool halves_subblocks(std::uint64_t stream_bits, std::uint32_t element
 constexpr std::uint32_t subblock_elements(bool halved) { return halved ? kHalfSubblockElements : kSubblockElements; }
 constexpr std::uint32_t tile_subblocks(std::uint32_t elements, bool halved) {
   return (elements + subblock_elements(halved) - 1) / subblock_elements(halved);
+}
+
+/// The code length of `symbol` from `pair`, the byte of the tile's code lengths that holds it
+/// (tile_layout::code_lengths + symbol / 2: 4 bits a symbol, low nibble first).
+constexpr std::uint32_t stored_code_length(std::byte pair, std::uint32_t symbol) {
+  return (static_cast<std::uint32_t>(pair) >> (4 * (symbol % 2))) & 0xFu;
 }
 
 /// Where the parts of a huffman tile start, relative to the tile, and its total size.

@@ -385,7 +385,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   if (head.stream > tile_bytes.size()) corrupt_tile(tile, "is truncated (code lengths or sub-block sizes)");
   std::vector<std::uint8_t> lengths(hh.symbols);
   for (std::uint32_t s = 0; s < hh.symbols; ++s) {
-    lengths[s] = static_cast<std::uint8_t>((static_cast<std::uint8_t>(tile_bytes[head.code_lengths + s / 2]) >> (4 * (s % 2))) & 0xFu);
+    lengths[s] = static_cast<std::uint8_t>(stored_code_length(tile_bytes[head.code_lengths + s / 2], s));
   }
   const codebook book = canonical_codebook(lengths, tile, elements <= 1);
   std::vector<std::uint64_t> subblock_start(subblocks + 1, 0);

@@ -969,7 +969,7 @@ __device__ __forceinline__ decode_status decode_tile(decode_shared& s, const std
 
   // Code lengths, their count per length and the Kraft sum.
   for (std::uint32_t sym = threadIdx.x; sym < symbols; sym += kTileThreads) {
-    const std::uint32_t len = (static_cast<std::uint32_t>(tile[head.code_lengths + sym / 2]) >> (4 * (sym % 2))) & 0xFu;
+    const std::uint32_t len = stored_code_length(tile[head.code_lengths + sym / 2], sym);
     s.length[sym] = static_cast<std::uint8_t>(len);
     if (len == 0) continue;
     if (len > kMaxCodeLength) {
