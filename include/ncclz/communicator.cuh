@@ -222,14 +222,14 @@ class Communicator {
     start_call(stream);
     compress_into<T>(send, count, rank_, rank_, bound, /*ranges_from_all_ranks=*/true, stream);
     exchange_meta(fn, count, stream);
-    exchange_chunks(stream, /*root=*/-1);
+    const exchanged_chunks got = exchange_chunks(stream, /*root=*/-1);  // no slot free to gather into
     reset_report(stream);
     for (int r = 0; r < nranks_; ++r) {
-      device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
+      device::detail::launch_decode<Codec>(got.at(r), chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
                                            report(), stream);
     }
     finish_info("allgather", algo, count * sizeof(T), stream);
-    info_.bytes_sent += chunk_size(rank_) * static_cast<std::uint64_t>(nranks_ - 1);
+    info_.bytes_sent += got.sent;
     set_ratio(count * sizeof(T), chunk_size(rank_));
   }
 
@@ -604,14 +604,41 @@ class Communicator {
     }
   }
 
-  /// Sends this rank's one chunk to every peer (root < 0) or to the root only, and receives
-  /// theirs where they are needed; sizes from the last exchange_meta.
-  void exchange_chunks(cudaStream_t stream, int root, int slot_base = 0, int set = 0) {
+  /// Where exchange_chunks left the chunks (rank r's at base + r * stride), and the bytes this
+  /// rank sent.
+  struct exchanged_chunks {
+    std::byte* base;
+    std::uint64_t stride;
+    std::uint64_t sent;
+    std::byte* at(int r) const { return base + stride * static_cast<std::uint64_t>(r); }
+  };
+
+  /// Sends this rank's one chunk (slot slot_base + rank) to every peer (root < 0) or to the root
+  /// only, and receives theirs where they are needed; sizes from meta set `set`.
+  /// To every peer, given `gather_area` (room for n chunk slots, holding no chunk of this
+  /// exchange), by one ncclAllGather of the largest chunk into it: NCCL's collectives move 512
+  /// KiB steps over a network where its point-to-point transfers move 128 KiB
+  /// (NCCL_P2P_NET_CHUNKSIZE), and each step costs the proxies a round trip. 4 ranks on
+  /// sockets, 256 MiB Adaptive allreduce in 4 parts: 11.1-11.8 ms against 12.9-13.7 point to
+  /// point, as fast as point to point with NCCL_P2P_NET_CHUNKSIZE=524288 (docs/benchmarks.md).
+  /// Otherwise point to point, rank r's chunk into slot slot_base + r.
+  exchanged_chunks exchange_chunks(cudaStream_t stream, int root, int slot_base = 0, int set = 0,
+                                   std::byte* gather_area = nullptr) {
+    if (root < 0 && gather_area != nullptr) {
+      std::uint64_t largest = 0;
+      for (int r = 0; r < nranks_; ++r) largest = std::max(largest, chunk_size(r, set));
+      const std::uint64_t stride = format::align_up(largest, 256);  // <= a slot: every chunk fits one
+      enqueue(ncclAllGather(chunk(slot_base + rank_), gather_area, stride, ncclUint8, comm_, stream), "ncclAllGather");
+      mark("transfer", stream);
+      return {gather_area, stride, stride * static_cast<std::uint64_t>(nranks_ - 1)};
+    }
+    std::uint64_t sent = 0;
     enqueue(ncclGroupStart(), "ncclGroupStart");
     for (int peer = 0; peer < nranks_; ++peer) {
       if (peer == rank_) continue;
       if (root < 0 || peer == root) {
         enqueue(ncclSend(chunk(slot_base + rank_), chunk_size(rank_, set), ncclUint8, peer, comm_, stream), "ncclSend");
+        sent += chunk_size(rank_, set);
       }
       if (root < 0 || rank_ == root) {
         enqueue(ncclRecv(chunk(slot_base + peer), chunk_size(peer, set), ncclUint8, peer, comm_, stream), "ncclRecv");
@@ -619,6 +646,7 @@ class Communicator {
     }
     enqueue(ncclGroupEnd(), "ncclGroupEnd");
     mark("transfer", stream);
+    return {chunk(slot_base), chunk_capacity_, sent};
   }
 
   /// Sends chunk slot_base + n + p to every peer p and receives peer p's into slot_base + p, in
@@ -996,17 +1024,16 @@ class Communicator {
     encode_chunk<T>(ncclz::kernels::code_source<T>{reduce_.acc_codes, static_cast<const T*>(reduce_.acc_values)}, mine.count,
                     chunk(rank_), meta_slot(rank_, rank_), red, red.result_code_bound(), stream, scales_at(mine.first));
     exchange_meta(fn, count, stream);  // error_bound_ stays the ring steps' (the ranks' code bound)
-    exchange_chunks(stream, root);
+    const exchanged_chunks got = exchange_chunks(stream, root);  // no slot free to gather into
     if (root < 0 || rank_ == root) {
       dequantize<T>(mine.count, recv + mine.first, mine.first, stream, &red);  // the codes of our own chunk
       for (int r = 0; r < nranks_; ++r) {
-        if (r != rank_) device::detail::launch_decode<Codec>(chunk(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
+        if (r != rank_) device::detail::launch_decode<Codec>(got.at(r), chunk_size(r), recv + seg[r].first, seg[r].count, report(), stream);
       }
     }
     finish_info(collective, algo, count * sizeof(T), stream);
     info_.error_bound *= red.bound_scale;
-    const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(nranks_ - 1) : (rank_ == root ? 0u : 1u);
-    info_.bytes_sent += ring.sent + chunk_size(rank_) * peers;
+    info_.bytes_sent += ring.sent + got.sent;
     set_ratio(mine.count * sizeof(T), chunk_size(rank_));
   }
 
@@ -1151,10 +1178,11 @@ class Communicator {
       NCCLZ_CUDA_TRY(cudaEventRecord(sync_event(events++), compute_));
     }
 
-    std::uint64_t sent = 0, owner_chunk_bytes = 0;
+    std::uint64_t sent = 0, owner_chunk_bytes = 0, owner_sent = 0;
     for (int i = 0; i < parts; ++i) {
       NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
-      if (i == 0 && n > 1) bound_source_ = chunk(send_slot(0, (me + 1) % n));
+      // The bound is read once, from the first chunk (its slot is gathered into later).
+      bound_source_ = i == 0 && n > 1 ? chunk(send_slot(0, (me + 1) % n)) : nullptr;
       exchange_meta(fn, count, stream, i, beside(coded[i]));
       sent += exchange_pairwise(recv_slot(i, 0), i, stream);
       // acc = this rank's codes (quantized while the part moves), then each peer's in rank order
@@ -1194,17 +1222,19 @@ class Communicator {
       for (int i = 0; i < parts; ++i) {
         NCCLZ_CUDA_TRY(cudaStreamWaitEvent(stream, sync_event(coded[i]), 0));
         // The bound comes from a rank's chunk (phase 1); an owner's chunk has the coarser step.
-        if (bound_source_ == nullptr) bound_source_ = chunk(recv_slot(i, me));  // one rank: there is no other
+        bound_source_ = n == 1 && i == 0 ? chunk(recv_slot(i, me)) : nullptr;  // one rank: there is no other
         exchange_meta(fn, count, stream, parts + i, beside(coded[i]));
-        exchange_chunks(stream, root, recv_slot(i, 0), parts + i);
+        // Gathered into the part's sent slots: their transfers came first on this stream.
+        const exchanged_chunks owners = exchange_chunks(stream, root, recv_slot(i, 0), parts + i, chunk(send_slot(i, 0)));
         owner_chunk_bytes += chunk_size(me, parts + i);
+        owner_sent += owners.sent;
         if (root < 0 || me == root) {
           join(compute_, stream, events++);
           for (int r = 0; r < n; ++r) {
             if (r == me) continue;  // dequantized when it was coded
             const schedule::segment s = sub(i, r);
-            device::detail::launch_decode<Codec>(chunk(recv_slot(i, r)), chunk_size(r, parts + i), recv + s.first, s.count,
-                                                 report(), compute_);
+            device::detail::launch_decode<Codec>(owners.at(r), chunk_size(r, parts + i), recv + s.first, s.count, report(),
+                                                 compute_);
           }
         }
       }
@@ -1217,8 +1247,7 @@ class Communicator {
       info_.bytes_sent += sent;
       set_ratio(coded_input, sent);
     } else {
-      const std::uint64_t peers = root < 0 ? static_cast<std::uint64_t>(n - 1) : (me == root ? 0u : 1u);
-      info_.bytes_sent += sent + owner_chunk_bytes * peers;
+      info_.bytes_sent += sent + owner_sent;
       set_ratio(seg[me].count * sizeof(T), owner_chunk_bytes);
     }
   }
@@ -1283,26 +1312,27 @@ class Communicator {
       default: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::sum_op, T>); break;
     }
     NCCLZ_CUDA_TRY(cudaGetLastError());
-    std::uint64_t owner_bytes = 0, peers = 0;
+    std::uint64_t owner_bytes = 0, owner_sent = 0;
     if (!scatter) {
       device::detail::reset_tile_words(workspace(), mine.count, stream);
       device::detail::launch_encode<Codec>(workspace(), reduced, mine.count, chunk(me), meta_slot(me, me, 1), range_keys(), 0.0,
                                            stream);
       bound_source_ = chunk(me);
       exchange_meta(fn, count, stream, 1);
-      exchange_chunks(stream, root, 0, 1);
+      // Gathered into the slots sent from (n + p): their transfers came first on this stream.
+      const exchanged_chunks owners = exchange_chunks(stream, root, 0, 1, chunk(n));
       if (root < 0 || me == root) {
         // Our own segment is `reduced` itself (the chunk codes it losslessly).
         NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + mine.first, reduced, mine.count * sizeof(T), cudaMemcpyDeviceToDevice, stream));
         for (int r = 0; r < n; ++r) {
-          if (r != me) device::detail::launch_decode<Codec>(chunk(r), chunk_size(r, 1), recv + seg[r].first, seg[r].count, report(), stream);
+          if (r != me) device::detail::launch_decode<Codec>(owners.at(r), chunk_size(r, 1), recv + seg[r].first, seg[r].count, report(), stream);
         }
       }
       owner_bytes = chunk_size(me, 1);
-      peers = root < 0 ? static_cast<std::uint64_t>(n - 1) : (me == root ? 0u : 1u);
+      owner_sent = owners.sent;
     }
     finish_info(schedule::name(c), algo, count * sizeof(T), stream);
-    info_.bytes_sent += sent + owner_bytes * peers;
+    info_.bytes_sent += sent + owner_sent;
     if (scatter) set_ratio(coded_input, sent);
     else set_ratio(mine.count * sizeof(T), owner_bytes);
   }
