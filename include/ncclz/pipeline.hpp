@@ -41,6 +41,16 @@ concept PipelinePolicy = requires {
   { P::max_parts } -> std::convertible_to<int>;
 } && (P::max_parts >= 1 && P::max_parts <= 16);
 
+/// Communicator's check of its Pipe argument (plain C++, so that its message is tested without
+/// CUDA).
+template <class P>
+struct pipeline_check {
+  static_assert(PipelinePolicy<P>,
+                "ncclz::Communicator<Codec, Schedule, Pipe>: Pipe must be ncclz::Pipeline<ncclz::Overlap<N>> (1 <= N <= 16) "
+                "or ncclz::Pipeline<ncclz::NoOverlap> (ncclz/pipeline.hpp)");
+  static constexpr bool value = true;
+};
+
 static_assert(PipelinePolicy<Pipeline<Overlap<4>>>);
 static_assert(PipelinePolicy<Pipeline<NoOverlap>>);
 

@@ -7,14 +7,15 @@
 //
 // Reduce-scatter (n - 1 steps). At step s rank r sends segment (r - s - 1) mod n and receives
 // segment (r - s - 2) mod n, which it adds to its own contribution. The segment sent at step s is
-// the one received (and reduced) at step s - 1, so every hop re-encodes a partial sum (size
-// header with one-chunk lookahead, DESIGN.md §4 option 2). After the last step rank r holds the
-// full reduction of segment r: ring_owned_segment(r, n) == r, as for ncclReduceScatter.
+// the one received (and reduced) at step s - 1, so every hop re-encodes a partial sum, its size
+// sent ahead of the payload (docs/design.md, "Variable sizes over NCCL"). After the last step
+// rank r holds the full reduction of segment r: ring_owned_segment(r, n) == r, as for
+// ncclReduceScatter.
 //
 // Allgather (n - 1 steps). Rank r starts with segment r. At step s it sends segment (r - s) mod n
 // and receives segment (r - s - 1) mod n. The segment sent at step s > 0 is the one received at
 // step s - 1 and is forwarded unchanged: compressed bytes are never re-encoded, so all sizes can
-// be exchanged once up front (DESIGN.md §4 option 1).
+// be exchanged once up front (docs/design.md, "Variable sizes over NCCL").
 //
 // Allreduce = reduce-scatter, then allgather: the reduce-scatter leaves rank r owning segment r,
 // which is exactly where the allgather starts. 2(n - 1) steps; each element crosses 2(n-1)/n links.

@@ -120,6 +120,18 @@ concept SchedulePolicy = std::default_initializable<P> && requires(collective c,
   { algorithm_for(P{}, c, bytes, n) } -> std::same_as<algorithm>;
 };
 
+/// Communicator's check of its Schedule argument (plain C++, so that its message is tested
+/// without CUDA): `schedule::policy_check<P>::value` fails to compile, saying what to fix, unless
+/// P models SchedulePolicy.
+template <class P>
+struct policy_check {
+  static_assert(SchedulePolicy<P>,
+                "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring or Tree, or a "
+                "default-constructible tag type with a static `name` and an algorithm_for(tag, collective, bytes, nranks) "
+                "overload returning ncclz::schedule::algorithm (ncclz/schedule/schedule.hpp)");
+  static constexpr bool value = true;
+};
+
 static_assert(SchedulePolicy<Ring>);
 static_assert(SchedulePolicy<Direct>);
 static_assert(SchedulePolicy<Tree>);

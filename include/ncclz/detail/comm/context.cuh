@@ -1,0 +1,252 @@
+// What every schedule of a Communicator works with: the transport, the memory, the phase clock,
+// the record of the call in progress, and the steps all schedules share: coding one rank's chunk,
+// the exchange of compressed sizes, moving chunks whose sizes are known, and the call's report.
+//
+// NCCL point-to-point needs matching counts, so the host waits for compressed sizes: once per
+// call for allgather, broadcast and alltoall, twice for a direct allreduce or reduce, once per
+// ring step for the ring (call_info::size_waits and size_wait_ms report them).
+#pragma once
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <string>
+
+#include "ncclz/codec.hpp"
+#include "ncclz/communicator_config.hpp"
+#include "ncclz/detail/comm/phase_clock.cuh"
+#include "ncclz/detail/comm/transport.cuh"
+#include "ncclz/detail/comm/workspace.cuh"
+#include "ncclz/detail/cuda_resources.hpp"
+#include "ncclz/device/device_codec.cuh"
+#include "ncclz/format.hpp"
+#include "ncclz/schedule/schedule.hpp"
+
+namespace ncclz::detail::comm {
+
+/// Where exchange_chunks left the chunks (rank r's at base + r * stride), and the bytes this rank
+/// sent.
+struct exchanged_chunks {
+  std::byte* base;
+  std::uint64_t stride;
+  std::uint64_t sent;
+  [[nodiscard]] std::byte* at(int r) const { return base + stride * static_cast<std::uint64_t>(r); }
+};
+
+template <class Codec>
+class context {
+ public:
+  context(ncclComm_t comm, const communicator_config& c, bool split_size_comm)
+      : config(c), tp(comm, c.timeout, split_size_comm), ws(tp.nranks()), clock(c.profile_phases) {}
+  context(const context&) = delete;
+  context& operator=(const context&) = delete;
+
+  communicator_config config;
+  transport tp;
+  workspace ws;
+  phase_clock clock;
+  call_info info;
+
+  // The call in progress, until finish_info.
+  std::uint64_t range_bytes_sent = 0;
+  const std::byte* bound_source = nullptr;  ///< a chunk this call coded: its header holds the bound applied
+  double error_bound = 0, size_wait_ms = 0;
+  int size_waits = 0;
+
+  [[nodiscard]] int rank() const noexcept { return tp.rank(); }
+  [[nodiscard]] int nranks() const noexcept { return tp.nranks(); }
+
+  /// `slots` chunk slots for compressed chunks of `count` values of T, one meta set.
+  template <class T>
+  void reserve(std::size_t count, int slots) {
+    ws.reserve(max_compressed_bytes<T, Codec>(count), device::workspace_bytes<T>(count), slots, 1);
+  }
+
+  /// Zeroes this rank's rows of `meta_sets` meta sets: sizes of chunks not coded in this call
+  /// read 0.
+  void start_call(cudaStream_t stream, int meta_sets = 1) {
+    error_bound = 0;
+    clock.restart(stream);
+    for (int set = 0; set < meta_sets; ++set) {
+      NCCLZ_CUDA_TRY(cudaMemsetAsync(ws.meta_row(rank(), set), 0, sizeof(std::uint64_t) * (nranks() + 1), stream));
+    }
+  }
+
+  void mark(const char* phase, cudaStream_t stream) { clock.mark(phase, stream); }
+
+  void reset_report(cudaStream_t stream) {
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(ws.report(), 0, sizeof(device::detail::decode_report), stream));
+  }
+
+  /// Order keys merge with max: one tiny allreduce gives every rank the global range.
+  void merge_range_across_ranks(device::detail::range_keys* range, cudaStream_t stream) {
+    tp.enqueue(ncclAllReduce(range, range, 2, ncclUint64, ncclMax, tp.comm(), stream), "ncclAllReduce");
+    range_bytes_sent = 2 * sizeof(std::uint64_t);
+  }
+
+  /// Range (merged over all ranks when asked), then encode into chunk slot `slot`; the size
+  /// lands in meta as the chunk for rank `to`.
+  template <class T>
+  void compress_into(const T* send, std::size_t count, int slot, int to, double bound, bool ranges_from_all_ranks,
+                     cudaStream_t stream) {
+    device::detail::range_keys* range = device::detail::reset_compress_state(ws.codec(), count, stream);
+    if constexpr (Codec::quantizer::needs_range) {
+      device::detail::launch_range(send, count, range, stream);
+      if (ranges_from_all_ranks) merge_range_across_ranks(range, stream);
+    }
+    device::detail::launch_encode<Codec>(ws.codec(), send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
+    bound_source = ws.chunk(slot);
+  }
+
+  /// A new non-blocking stream for transfers: of the device's greatest priority where
+  /// config.priority_transfers asks for it (the default priority is the least).
+  cudaStream_t transfer_stream(stream_handle& s) const {
+    if (s.made()) return s.get();
+    int least = 0, greatest = 0;
+    NCCLZ_CUDA_TRY(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    return s.get(config.priority_transfers ? greatest : least);
+  }
+
+  /// Gathers every rank's meta row and waits for it on the host; throws on every rank if the
+  /// counts differ. Reads the bound the encoder applied from the chunk header at bound_source.
+  /// On `stream` over the caller's communicator; or, given `ready` (the event after the chunks
+  /// were coded) and a size communicator, over that on its own stream, so that the host's wait
+  /// does not include the payloads already on `stream`: the pipelined reductions enqueue part
+  /// i+1's sends while part i's still move.
+  void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0, cudaEvent_t ready = nullptr) {
+    const bool beside = ready != nullptr && tp.size_comm() != nullptr;
+    const cudaStream_t on = beside ? transfer_stream(size_stream_) : stream;
+    const ncclComm_t via = beside ? tp.size_comm() : tp.comm();
+    if (beside) NCCLZ_CUDA_TRY(cudaStreamWaitEvent(on, ready, 0));
+    std::uint64_t* row = ws.host_row(rank(), set);
+    row[0] = count;
+    mark("codec", stream);
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.meta_row(rank(), set), row, sizeof(std::uint64_t), cudaMemcpyHostToDevice, on));
+    tp.enqueue(ncclAllGather(ws.meta_row(rank(), set), ws.meta(set), nranks() + 1, ncclUint64, via, on), "ncclAllGather", via);
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.host_row(0, set), ws.meta(set), sizeof(std::uint64_t) * ws.meta_words(),
+                                   cudaMemcpyDeviceToHost, on));
+    double* h_bound = ws.host_bound();
+    *h_bound = 0;
+    if (bound_source != nullptr) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source + offsetof(format::chunk_header, error_bound), sizeof(double),
+                                     cudaMemcpyDeviceToHost, on));
+    }
+    timed_wait(fn, stream, on);
+    if (bound_source != nullptr) error_bound = *h_bound;
+    for (int r = 0; r < nranks(); ++r) {
+      const std::uint64_t theirs = ws.host_row(r, set)[0];
+      if (theirs != count) {
+        throw_invalid(fn, "ranks passed different counts: rank " + std::to_string(rank()) + " has " + std::to_string(count) +
+                              ", rank " + std::to_string(r) + " has " + std::to_string(theirs));
+      }
+    }
+  }
+
+  /// Sends this rank's one chunk (slot slot_base + rank) to every peer (root < 0) or to the root
+  /// only, and receives theirs where they are needed; sizes from meta set `set`.
+  /// To every peer, given `gather_area` (room for n chunk slots, holding no chunk of this
+  /// exchange), by one ncclAllGather of the largest chunk into it: NCCL's collectives move larger
+  /// steps over a network than its point-to-point transfers (docs/design.md).
+  /// Otherwise point to point, rank r's chunk into slot slot_base + r.
+  exchanged_chunks exchange_chunks(cudaStream_t stream, int root, int slot_base = 0, int set = 0,
+                                   std::byte* gather_area = nullptr) {
+    const int n = nranks(), me = rank();
+    if (root < 0 && gather_area != nullptr) {
+      std::uint64_t largest = 0;
+      for (int r = 0; r < n; ++r) largest = std::max(largest, ws.chunk_size(r, set));
+      const std::uint64_t stride = format::align_up(largest, 256);  // <= a slot: every chunk fits one
+      tp.enqueue(ncclAllGather(ws.chunk(slot_base + me), gather_area, stride, ncclUint8, tp.comm(), stream), "ncclAllGather");
+      mark("transfer", stream);
+      return {gather_area, stride, stride * static_cast<std::uint64_t>(n - 1)};
+    }
+    std::uint64_t sent = 0;
+    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
+    for (int peer = 0; peer < n; ++peer) {
+      if (peer == me) continue;
+      if (root < 0 || peer == root) {
+        tp.enqueue(ncclSend(ws.chunk(slot_base + me), ws.chunk_size(me, set), ncclUint8, peer, tp.comm(), stream), "ncclSend");
+        sent += ws.chunk_size(me, set);
+      }
+      if (root < 0 || me == root) {
+        tp.enqueue(ncclRecv(ws.chunk(slot_base + peer), ws.chunk_size(peer, set), ncclUint8, peer, tp.comm(), stream), "ncclRecv");
+      }
+    }
+    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
+    return {ws.chunk(slot_base), ws.chunk_capacity(), sent};
+  }
+
+  /// Sends chunk slot_base + n + p to every peer p and receives peer p's into slot_base + p, in
+  /// one group, sizes from meta set `set` (alltoall, the direct reduce-scatter). Returns the
+  /// bytes sent.
+  std::uint64_t exchange_pairwise(int slot_base, int set, cudaStream_t stream) {
+    const int n = nranks(), me = rank();
+    std::uint64_t sent = 0;
+    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
+    for (int p = 0; p < n; ++p) {
+      if (p == me) continue;
+      tp.enqueue(ncclSend(ws.chunk(slot_base + n + p), ws.sent_bytes(me, p, set), ncclUint8, p, tp.comm(), stream), "ncclSend");
+      tp.enqueue(ncclRecv(ws.chunk(slot_base + p), ws.sent_bytes(p, me, set), ncclUint8, p, tp.comm(), stream), "ncclRecv");
+      sent += ws.sent_bytes(me, p, set);
+    }
+    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
+    return sent;
+  }
+
+  /// Waits for `waited` (the stream the sizes come on); phases are marked on `stream`.
+  void timed_wait(const char* fn, cudaStream_t stream, cudaStream_t waited, const std::string& peers = {}) {
+    mark("size exchange", stream);
+    const auto start = std::chrono::steady_clock::now();
+    tp.wait(fn, waited, peers);
+    mark("host gap", stream);
+    size_wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    ++size_waits;
+  }
+
+  /// Fills info for a compressed call and resets the call's record.
+  void finish_info(const char* collective, schedule::algorithm algo, std::uint64_t input_bytes, cudaStream_t stream) {
+    mark("codec", stream);
+    info = call_info{};
+    info.collective = collective;
+    info.schedule = schedule::name(algo);
+    info.parts = 1;
+    info.coder = Codec::coder::name;
+    info.input_bytes = input_bytes;
+    info.bytes_sent = range_bytes_sent + sizeof(std::uint64_t) * (nranks() + 1) * static_cast<std::uint64_t>(size_waits);
+    info.error_bound = error_bound;
+    info.size_waits = size_waits;
+    info.size_wait_ms = size_wait_ms;
+    range_bytes_sent = 0;
+    bound_source = nullptr;
+    size_wait_ms = 0;
+    size_waits = 0;
+  }
+
+  void set_ratio(std::uint64_t uncompressed, std::uint64_t compressed) {
+    info.chunk_bytes = compressed;
+    info.ratio = compressed ? static_cast<double>(uncompressed) / static_cast<double>(compressed) : 0.0;
+  }
+
+  /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
+  /// was corrupted.
+  void check(cudaStream_t stream) {
+    if (ws.held_bytes() == 0) return;
+    std::uint64_t* h = ws.host_scratch();
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h, ws.report(), sizeof(device::detail::decode_report), cudaMemcpyDeviceToHost, stream));
+    tp.wait("Communicator::check", stream);
+    device::detail::decode_report r;
+    std::memcpy(&r, h, sizeof r);
+    device::detail::throw_if_failed("Communicator: a received chunk", r);
+  }
+
+ private:
+  stream_handle size_stream_;  // the size exchanges beside the payloads
+};
+
+}  // namespace ncclz::detail::comm
