@@ -3,7 +3,7 @@
 #
 #   scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
 #
-# Default ("emulated") mode, for one GPU shared by all ranks (see /work/shared/CLUSTER.md): each
+# Default ("emulated") mode, for one GPU shared by all ranks (docs/benchmarks.md, "Method"): each
 # rank gets its own NCCL_HOSTID, so NCCL treats every process as a node of its own, and the socket
 # transport on loopback is forced, so ranks talk TCP as nodes do over Ethernet. An MPS control
 # daemon is started (when nvidia-cuda-mps-control exists and starts) so the ranks' kernels run

@@ -415,8 +415,8 @@ __global__ void count_differing_words(const std::uint32_t* a, const std::uint32_
 /// between them (what ncclz-perf's timing loop does). The first call is checked against the
 /// bound; every later call must give the same bits, and the last call of each round decodes with
 /// no problem reported. Nondeterminism shows here: a missing dependency between the pipeline's
-/// streams, or a race inside a kernel (it found one in the huffman encoder, 2026-12-01).
-/// NCCLZ_BACK_TO_BACK_MIB / _ROUNDS make it a soak test (scripts/pipeline_soak.sh), _PARTS (1-4)
+/// streams, or a race inside a kernel (it has caught one in the huffman encoder).
+/// NCCLZ_BACK_TO_BACK_MIB / _ROUNDS make it a soak test (scripts/run_gpu.sh --collectives), _PARTS (1-4)
 /// and _CODER=fixed_length vary it; NCCLZ_BACK_TO_BACK_ONLY=1 runs it alone.
 template <class Codec>
 void check_back_to_back(ncclz::cluster_comm& cc, checker& c, cudaStream_t stream, std::uint64_t seed, std::size_t count,
