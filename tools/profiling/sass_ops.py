@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """sass_ops.py: the instructions of one kernel of a cubin as mnemonics, source lines and register
-fields, on a machine with no nvdisasm (this one): sm_90 keeps an instruction's opcode in bits 0-11
-of its 16 bytes, and tools/sass_opcodes.json maps opcodes to mnemonics, learned from an ncu SASS
+fields, on a machine with no nvdisasm: sm_90 keeps an instruction's opcode in bits 0-11
+of its 16 bytes, and tools/profiling/sass_opcodes.json maps opcodes to mnemonics, learned from an ncu SASS
 page of a kernel of the same cubin.
 
   learn CUBIN KERNEL_RE CSV        add the opcodes of CSV (`ncu -i R --page source --csv
@@ -11,8 +11,8 @@ page of a kernel of the same cubin.
                                    hex); fields an instruction does not use read as noise
 
 What it answers: where a kernel's loads are issued against their first use, where local memory
-(LDL/STL: spills, local arrays) and barriers are, by source line, between two builds made here
-(session 21 found the staging loads' order with it: docs/results/2026-12-03f/README.md).
+(LDL/STL: spills, local arrays) and barriers are, by source line, between two builds (the order
+of the encoder's staging loads against their first use was read this way).
 Unknown opcodes print as ?xxx: learn them from a profile that executed them."""
 import bisect, json, os, re, sys
 from elftools.elf.elffile import ELFFile

@@ -6,15 +6,14 @@ a build of the same source with the same flags gives the same code), summed per 
 prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftools for the ELF).
   On the GPU machine: ncu --section SourceCounters -k "regex:..." -o R BENCH ...;
                       ncu -i R.ncu-rep --page source --csv --print-source sass > A.csv
-  Here: nvcc <meson's flags for the bench> -cubin -o bench.cubin benchmarks/codec_bench.cu (the
+  (scripts/run_gpu.sh --profile writes those csv files.)
+  Anywhere: nvcc <meson's flags for the bench> -cubin -o bench.cubin benchmarks/codec_bench.cu (the
   commit that was profiled), then
-        /usr/bin/python3 tools/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
+        python3 tools/profiling/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
             'encode_kernel<...Adaptive> ?>, float,' B.csv [LINES]
-  (docs/results/2026-12-03c/c3/p/*-by-line.txt). After the lines: each kernel's stall samples by
-  reason and the code it executed (instructions run at least once, in 128-byte lines: what the
-  instruction cache must hold; docs/results/2026-12-03d/c4/stalls-by-reason.txt). It reads the
-  line table the way docs/results/2026-12-02b/scripts/sasslite.py began to, for every kernel of
-  a cubin (relocations say which kernel a sequence belongs to)."""
+  After the lines: each kernel's stall samples by reason and the code it executed (instructions
+  run at least once, in 128-byte lines: what the instruction cache must hold). The line table is
+  read for every kernel of a cubin (relocations say which kernel a sequence belongs to)."""
 import bisect, collections, csv, re, subprocess, sys
 from elftools.elf.elffile import ELFFile
 SECTION = ".debug_line"  # SASS address -> CUDA source line (.nv_debug_line_sass maps to PTX lines)
