@@ -35,8 +35,9 @@
 #   BUILD        meson build folder (default build-gpu), configured here when new, with
 #                -Dgpu_arch=$GPU_ARCH (default sm_90) and CATCH2_DIR (default ./.deps when it holds
 #                catch2/catch.hpp); only the targets the modes need are built
-#   DATA         the real fields (default ./data when it exists: tools/make_datasets.sh data);
-#                without them the benchmarks use generated inputs
+#   DATA         the real fields (default ./data, made by tools/make_datasets.sh where
+#                libncarg-data and libnetcdf-dev are installed); without them the benchmarks use
+#                generated inputs
 #   VARIANTS     extra 256 MiB allreduce rows for --collectives, one a line:
 #                NAME|ENV ASSIGNMENTS|ncclz-perf ARGUMENTS
 #   TESTS        regex: run only the tests whose name matches
@@ -186,6 +187,15 @@ else
   step build 1800 ninja -C "$build" $(printf '%s\n' "${targets[@]}" | sort -u) || { tail -40 "$logs/build.log"; exit 1; }
   bin=$(cd "$build" && pwd)
   test_list "$build" | awk -F'\t' '$1 != "host" && $1 !~ /^compile_fail/' >"$logs/tests.tsv"
+fi
+# The real fields (docs/data.md; example_03 and the benchmarks read them), where Debian's
+# libncarg-data is installed; generated inputs otherwise.
+if [ -z "${DATA:-}" ] && [ ! -d "$src/data" ] && [ "${modes[*]}" != profile ]; then
+  if [ -d "${NCARG_CDF:-/usr/share/ncarg/data/cdf}" ]; then
+    step data 300 "$src/tools/make_datasets.sh" "$src/data" || rm -rf "$src/data"
+  else
+    note data "no libncarg-data: generated inputs only"
+  fi
 fi
 data_args=()
 data=${DATA:-$src/data}
