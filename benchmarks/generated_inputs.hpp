@@ -1,5 +1,5 @@
-// The codec bench's generated inputs (smooth and noise), in a header so that host-only scripts
-// (docs/results/*/scripts) measure the same data the bench does.
+// The codec bench's generated inputs (smooth and noise), in a header so that host-only programs
+// (studies of the coders' choices with the reference codec) measure the same data the bench does.
 #pragma once
 
 #include <cmath>

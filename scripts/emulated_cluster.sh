@@ -3,11 +3,11 @@
 #
 #   scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
 #
-# Default ("emulated") mode, for one GPU shared by all ranks (docs/benchmarks.md, "Method"): each
-# rank gets its own NCCL_HOSTID, so NCCL treats every process as a node of its own, and the socket
-# transport on loopback is forced, so ranks talk TCP as nodes do over Ethernet. An MPS control
-# daemon is started (when nvidia-cuda-mps-control exists and starts) so the ranks' kernels run
-# concurrently instead of time-slicing the GPU.
+# Default ("emulated") mode, for one GPU shared by all ranks (docs/benchmarks.md, "Hardware and
+# method"): each rank gets its own NCCL_HOSTID, so NCCL treats every process as a node of its own,
+# and the socket transport on loopback is forced, so ranks talk TCP as nodes do over Ethernet. An
+# MPS control daemon is started (when nvidia-cuda-mps-control exists and starts) so the ranks'
+# kernels run concurrently instead of time-slicing the GPU.
 #
 # --real-gpus (alias --gpus-per-rank), for a machine with a GPU per rank: rank r uses GPU r
 # (NCCLZ_DEVICE=r), NCCL picks its transports (NVLink, P2P, SHM) and no MPS is started; --socket
@@ -37,7 +37,7 @@ usage: scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
   -n, --nranks N         number of ranks (processes)
   --timeout SEC          stop everything after SEC seconds and exit 124 (default: no limit)
   --log-dir DIR          where rank<r>.log of ranks 1..N-1 go (default: a temporary folder,
-                         removed after a clean run and kept after a failure)
+                         removed when every rank succeeds, kept after a failure)
   --grace SEC            after a rank fails, how long the others get to exit before they are
                          stopped (default 10)
   --no-mps               do not start MPS (emulated mode)

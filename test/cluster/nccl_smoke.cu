@@ -1,6 +1,6 @@
 // Smoke test of real multi-rank NCCL: one process per rank, started by scripts/emulated_cluster.sh
-// (all ranks on one GPU, sockets on loopback, see /work/shared/CLUSTER.md) or by mpirun/srun on a
-// real cluster. It checks that the bootstrap (ncclz/bootstrap.hpp) and the transport work before
+// (all ranks on one GPU, sockets on loopback; docs/benchmarks.md, "Hardware and method") or by
+// mpirun/srun on a real cluster. It checks that the bootstrap (ncclz/bootstrap.hpp) and the transport work before
 // any ncclz collective is blamed:
 //   - ncclAllReduce (float, sum) of several sizes, out of place and in place, every element checked
 //     against the sum of all ranks' inputs;
