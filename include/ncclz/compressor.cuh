@@ -18,7 +18,8 @@ template <class Codec, class T>
 class Compressor {
  public:
   /// Sizes the workspace for chunks of up to `max_count` values.
-  explicit Compressor(std::size_t max_count) : max_count_(max_count), workspace_bytes_(device::workspace_bytes<T>(max_count)) {
+  explicit Compressor(std::size_t max_count)
+      : max_count_(checked_max_count(max_count)), workspace_bytes_(device::workspace_bytes<T>(max_count)) {
     NCCLZ_CUDA_TRY(cudaMalloc(&workspace_, workspace_bytes_));
     try {
       NCCLZ_CUDA_TRY(cudaMalloc(&d_size_, sizeof(std::uint64_t)));
@@ -73,6 +74,11 @@ class Compressor {
   void check(cudaStream_t stream = nullptr) { device::throw_if_decode_failed(workspace_, stream); }
 
  private:
+  /// A max_count no chunk can hold would wrap the workspace arithmetic around: refused up front.
+  static std::size_t checked_max_count(std::size_t max_count) {
+    detail::validate_count<T>("Compressor", max_count);
+    return max_count;
+  }
   void check_count(const char* fn, std::size_t count) const {
     if (count > max_count_) {
       detail::throw_invalid(fn, "count " + std::to_string(count) + " exceeds the max_count " + std::to_string(max_count_) +

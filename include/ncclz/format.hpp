@@ -127,7 +127,7 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t align_up(std::uint64_t bytes, std::uin
 }
 
 NCCLZ_HOST_DEVICE constexpr std::uint64_t tile_count(std::uint64_t elements) {
-  return (elements + kTileElements - 1) / kTileElements;
+  return elements / kTileElements + (elements % kTileElements != 0);  // no wrap-around near 2^64
 }
 
 NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_elements(std::uint64_t elements, std::uint64_t tile) {

@@ -221,16 +221,27 @@ TEST_CASE("rank_from_environment: malformed values are invalid_argument naming t
   }
 }
 
-TEST_CASE("rank_from_environment: half of another launcher's pair is no launch by it", "[bootstrap]") {
+TEST_CASE("rank_from_environment: another launcher's count alone is no launch by it", "[bootstrap]") {
   // salloc shells carry SLURM_NTASKS without SLURM_PROCID; a single process there is rank 0 of 1.
   const clean_environment env;
   env.set("SLURM_NTASKS", "8");
   expect_ranks(0, 1);
-  env.set("PMI_RANK", "2");
-  expect_ranks(0, 1);
   env.set("OMPI_COMM_WORLD_SIZE", "4");
+  expect_ranks(0, 1);
   env.set("SLURM_PROCID", "5");
   expect_ranks(5, 8);
+}
+
+TEST_CASE("rank_from_environment: another launcher's rank without its count is refused", "[bootstrap]") {
+  // A rank that would silently run as a one-rank job would wait forever for, or ignore, its peers.
+  for (const auto& [rank, count] : {std::pair{"SLURM_PROCID", "SLURM_NTASKS"}, std::pair{"PMI_RANK", "PMI_SIZE"},
+                                     std::pair{"OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE"}}) {
+    const clean_environment env;
+    env.set(rank, "2");
+    CHECK_THROWS_MATCHES(ncclz::rank_from_environment(), ncclz::invalid_argument,
+                         Catch::Matchers::Message(std::string("ncclz::rank_from_environment: ") + rank + " is set but " + count +
+                                                  " is not"));
+  }
 }
 
 TEST_CASE("default_bootstrap_path", "[bootstrap]") {

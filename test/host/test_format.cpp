@@ -147,6 +147,7 @@ TEST_CASE("format: tile count, tile elements, blocks and table size at the bound
                 fmt::tile_count(8192) == 1 && fmt::tile_count(8193) == 2 && fmt::tile_count(16384) == 2 &&
                 fmt::tile_count(16385) == 3);
   static_assert(fmt::tile_count(std::uint64_t{1} << 40) == std::uint64_t{1} << 27);
+  static_assert(fmt::tile_count(~std::uint64_t{0}) == std::uint64_t{1} << 51);  // no wrap-around near 2^64
   static_assert(fmt::tile_elements(1, 0) == 1 && fmt::tile_elements(8192, 0) == 8192 &&
                 fmt::tile_elements(8193, 0) == 8192 && fmt::tile_elements(8193, 1) == 1 &&
                 fmt::tile_elements(16383, 1) == 8191);
@@ -366,6 +367,18 @@ TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the fi
   }
   {  // shorter by whole words: the header is fine, the last tile is cut short
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(24, h.payload_bytes - 8), n, "tile 2");
+  }
+  {  // 2^64 - 1 elements in no tiles: a tile count that wraps around must not make it look whole
+    bytes s = with(16, ~std::uint64_t{0});
+    store(s, 12, std::uint32_t{0});
+    REQUIRE_FALSE(decode<AbsFixed, T>(s, n).empty());
+  }
+  if constexpr (!std::is_same_v<ncclz::compute_t<T>, double>) {
+    // Finite as a double, 0 or Inf in the float the decoder computes in: refused, not zeros or NaN.
+    for (const double step : {1e300, 1e-300}) {
+      CAPTURE(step);
+      REQUIRE_FORMAT_ERROR(AbsFixed, T, with(48, step), n, "compute type");
+    }
   }
   const double nan = std::numeric_limits<double>::quiet_NaN();
   const double inf = std::numeric_limits<double>::infinity();

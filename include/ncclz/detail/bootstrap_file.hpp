@@ -73,9 +73,9 @@ inline void validate_rank_info(const char* function, const rank_info& who) {
 ///   PMI_RANK / PMI_SIZE                              (MPICH, Intel MPI and other PMI launchers)
 ///   SLURM_PROCID / SLURM_NTASKS                      (srun)
 /// and rank 0 of 1 when none is. Throws invalid_argument when a value is not a non-negative decimal
-/// integer, the count is 0, the rank is not below the count, or only one of NCCLZ_RANK and
-/// NCCLZ_NRANKS is set. Half of another launcher's pair is skipped: an salloc shell, for one, has
-/// SLURM_NTASKS without SLURM_PROCID. (An sbatch script has both, SLURM_PROCID=0: start the ranks
+/// integer, the count is 0, the rank is not below the count, only one of NCCLZ_RANK and
+/// NCCLZ_NRANKS is set, or another launcher's rank is set without its count. Another launcher's
+/// count alone is skipped: an salloc shell, for one, has SLURM_NTASKS without SLURM_PROCID. (An sbatch script has both, SLURM_PROCID=0: start the ranks
 /// with srun, or a process there takes itself for rank 0 of SLURM_NTASKS and waits for the rest.)
 [[nodiscard]] inline rank_info rank_from_environment() {
   constexpr const char* function = "rank_from_environment";
@@ -92,7 +92,9 @@ inline void validate_rank_info(const char* function, const rank_info& who) {
     const char* size = std::getenv(s.size);
     if (rank == nullptr && size == nullptr) continue;
     if (rank == nullptr || size == nullptr) {
-      if (&s != &sources[0]) continue;
+      // Another launcher's count without its rank is a shell that starts no ranks (salloc has
+      // SLURM_NTASKS alone); a rank without its count is a broken launch, not a one-rank job.
+      if (&s != &sources[0] && rank == nullptr) continue;
       detail::throw_invalid(function, std::string(rank != nullptr ? s.rank : s.size) + " is set but " +
                                           (rank != nullptr ? s.size : s.rank) + " is not");
     }

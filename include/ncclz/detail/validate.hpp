@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "ncclz/error.hpp"
@@ -121,6 +122,12 @@ void check_header_matches(const format::chunk_header& h, std::uint64_t count) {
   if (h.element_count != count) {
     throw format_error("ncclz: stream holds " + std::to_string(h.element_count) + " elements, the caller expects " +
                        std::to_string(count));
+  }
+  // The decoder computes in compute_t<T>: a step that narrows to 0 or Inf would decode to zeros or NaN.
+  const auto step = static_cast<compute_t<T>>(h.step);
+  if (!(step > compute_t<T>(0)) || !(step <= std::numeric_limits<compute_t<T>>::max())) {
+    throw format_error("ncclz: stream step " + std::to_string(h.step) + " does not fit the " + dtype_name(h.value_type) +
+                       " decoder's compute type");
   }
 }
 

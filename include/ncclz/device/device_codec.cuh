@@ -33,8 +33,10 @@ namespace ncclz {
 /// Bytes a chunk of `count` values of T can take at most (every tile raw). Size output buffers
 /// with this: the real size is known only once the device has compressed. A Codec whose quantizer
 /// is blockwise (FixedRate) adds its step table: pass it, max_compressed_bytes<T, Codec>(count).
+/// Throws invalid_argument for a count no chunk can hold (the sizes would wrap around).
 template <class T, class Codec = void>
 constexpr std::size_t max_compressed_bytes(std::size_t count) {
+  detail::validate_count<T>("max_compressed_bytes", count);
   std::size_t bytes = format::max_chunk_bytes(count, sizeof(T));
   if constexpr (!std::is_void_v<Codec>) bytes += ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(count);
   return bytes;

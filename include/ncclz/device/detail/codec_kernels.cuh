@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/config.hpp"
@@ -646,6 +647,9 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
     s = decode_status::bad_header;
   } else if (h.value_type != static_cast<std::uint8_t>(dtype_of<T>())) {
     s = decode_status::wrong_dtype;
+  } else if (!(static_cast<compute_t<T>>(h.step) > compute_t<T>(0)) ||
+             !(static_cast<compute_t<T>>(h.step) <= std::numeric_limits<compute_t<T>>::max())) {
+    s = decode_status::bad_header;  // a step the decoder's compute type cannot hold (0, Inf after narrowing)
   } else if (h.quantizer != static_cast<std::uint8_t>(Codec::quantizer::id)) {
     s = decode_status::wrong_quantizer;
   } else if (h.element_count != count) {
