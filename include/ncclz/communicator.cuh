@@ -38,6 +38,7 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -48,6 +49,7 @@
 #include "ncclz/communicator_config.hpp"
 #include "ncclz/detail/comm/arguments.cuh"
 #include "ncclz/detail/comm/broadcast_schedule.cuh"
+#include "ncclz/detail/comm/call_agreement.hpp"
 #include "ncclz/detail/comm/code_reducer.cuh"
 #include "ncclz/detail/comm/context.cuh"
 #include "ncclz/detail/comm/direct_schedule.cuh"
@@ -62,15 +64,11 @@ namespace ncclz {
 
 template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<NoOverlap>>
 class Communicator {
-  static_assert(PipelinePolicy<Pipe>,
-                "ncclz::Communicator<Codec, Schedule, Pipe>: Pipe must be ncclz::Pipeline<ncclz::Overlap<N>> (1 <= N <= 16) "
-                "or ncclz::Pipeline<ncclz::NoOverlap> (ncclz/pipeline.hpp)");
-  static_assert(schedule::SchedulePolicy<Schedule>,
-                "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring or Tree, or a "
-                "tag type with a static `name` and an algorithm_for(tag, collective, bytes, nranks) overload "
-                "(ncclz/schedule/schedule.hpp)");
+  static_assert(pipeline_check<Pipe>::value);
+  static_assert(schedule::policy_check<Schedule>::value);
   using collective = schedule::collective;
   using args = detail::comm::arguments<typename Codec::quantizer>;
+  static constexpr auto kNoOp = static_cast<ncclRedOp_t>(-1);  // collectives that reduce nothing
   static constexpr bool kLossless = detail::comm::is_lossless_v<Codec>;
 
  public:
@@ -81,6 +79,9 @@ class Communicator {
       : ctx_(comm, config, Pipe::max_parts > 1), router_(ctx_.tp, ctx_.config) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
+  /// Waits out the last call first (watched: a dead peer aborts the communicator after
+  /// config.timeout rather than hanging the free of device memory).
+  ~Communicator() { ctx_.drain(); }
 
   [[nodiscard]] int rank() const noexcept { return ctx_.rank(); }
   [[nodiscard]] int nranks() const noexcept { return ctx_.nranks(); }
@@ -98,15 +99,16 @@ class Communicator {
   void allgather(const T* send, T* recv, std::size_t count, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::allgather";
     args::check_allgather(fn, send, recv, count, bound, rank(), nranks());
-    algorithm_for(collective::allgather, count * sizeof(T));
+    const schedule::algorithm algo = algorithm_for(collective::allgather, count * sizeof(T));
     const detail::comm::route how = router_.route_for<T>(collective::allgather, count, stream, ctx_.info);
     if (how.nccl) {
       enqueue(ncclAllGather(send, recv, count, nccl_type<T>(), ctx_.tp.comm(), stream), "ncclAllGather");
       ctx_.info.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1);
     } else {
+      expect<T>(collective::allgather, count, kNoOp, -1, bound, algo);
       direct_.allgather(send, recv, count, bound, stream);
     }
-    router_.annotate(ctx_.info);
+    finish(stream);
   }
 
   /// Sends the root's `count` values to every rank, as ncclBroadcast does (send is read on the
@@ -120,9 +122,10 @@ class Communicator {
       enqueue(ncclBroadcast(send, recv, count, nccl_type<T>(), root, ctx_.tp.comm(), stream), "ncclBroadcast");
       if (rank() == root) ctx_.info.bytes_sent = count * sizeof(T);
     } else {
+      expect<T>(collective::broadcast, count, kNoOp, root, bound, algo);
       broadcast_.run(send, recv, count, root, bound, algo, stream);
     }
-    router_.annotate(ctx_.info);
+    finish(stream);
   }
 
   /// Sends block p of `send` (count values at send + p * count) to rank p, which finds it at
@@ -132,7 +135,7 @@ class Communicator {
   void alltoall(const T* send, T* recv, std::size_t count, double bound, cudaStream_t stream) {
     const std::size_t total = count * static_cast<std::size_t>(nranks());
     args::check_alltoall("Communicator::alltoall", send, recv, total, bound);
-    algorithm_for(collective::alltoall, total * sizeof(T));
+    const schedule::algorithm algo = algorithm_for(collective::alltoall, total * sizeof(T));
     const detail::comm::route how = router_.route_for<T>(collective::alltoall, total, stream, ctx_.info);
     if (how.nccl) {
       enqueue(ncclGroupStart(), "ncclGroupStart");
@@ -143,9 +146,10 @@ class Communicator {
       enqueue(ncclGroupEnd(), "ncclGroupEnd");
       ctx_.info.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1);
     } else {
+      expect<T>(collective::alltoall, count, kNoOp, -1, bound, algo);
       direct_.alltoall(send, recv, count, bound, stream);
     }
-    router_.annotate(ctx_.info);
+    finish(stream);
   }
 
   /// Reduces `count` values over all ranks into every rank's `recv`, as ncclAllReduce (in place
@@ -161,7 +165,7 @@ class Communicator {
       enqueue(ncclAllReduce(send, recv, count, nccl_type<T>(), op, ctx_.tp.comm(), stream), "ncclAllReduce");
       ctx_.info.bytes_sent = 2 * count * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1) / static_cast<std::uint64_t>(nranks());
     };
-    reduction<T>(fn, collective::allreduce, send, recv, count, schedule::segments(count, nranks()), red, /*root=*/-1,
+    reduction<T>(fn, collective::allreduce, send, recv, count, count, schedule::segments(count, nranks()), red, /*root=*/-1,
                  /*scatter=*/false, nccl, stream);
   }
 
@@ -177,7 +181,7 @@ class Communicator {
       enqueue(ncclReduce(send, recv, count, nccl_type<T>(), op, root, ctx_.tp.comm(), stream), "ncclReduce");
       ctx_.info.bytes_sent = count * sizeof(T);
     };
-    reduction<T>(fn, collective::reduce, send, recv, count, schedule::segments(count, nranks()), red, root, /*scatter=*/false, nccl,
+    reduction<T>(fn, collective::reduce, send, recv, count, count, schedule::segments(count, nranks()), red, root, /*scatter=*/false, nccl,
                  stream);
   }
 
@@ -196,7 +200,7 @@ class Communicator {
       enqueue(ncclReduceScatter(send, recv, recvcount, nccl_type<T>(), op, ctx_.tp.comm(), stream), "ncclReduceScatter");
       ctx_.info.bytes_sent = recvcount * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1);
     };
-    reduction<T>(fn, collective::reduce_scatter, send, recv, count, seg, red, /*root=*/-1, /*scatter=*/true, nccl, stream);
+    reduction<T>(fn, collective::reduce_scatter, send, recv, count, recvcount, seg, red, /*root=*/-1, /*scatter=*/true, nccl, stream);
   }
 
   /// Time per phase of the last compressed call, summed over its occurrences, in the order the
@@ -226,7 +230,8 @@ class Communicator {
   /// algorithm leaves the reduction of segment `rank` on this rank; reduce_scatter dequantizes
   /// it, the others code it once and send the chunks, unchanged, to every rank or to the root.
   template <class T, class NcclCall>
-  void reduction(const char* fn, collective c, const T* send, T* recv, std::size_t count, const std::vector<schedule::segment>& seg,
+  void reduction(const char* fn, collective c, const T* send, T* recv, std::size_t count, std::size_t caller_count,
+                 const std::vector<schedule::segment>& seg,
                  const detail::comm::code_reduction& red, int root, bool scatter, const NcclCall& nccl, cudaStream_t stream) {
     if constexpr (kLossless) {
       const schedule::algorithm a = algorithm_for(c, count * sizeof(T));  // also refuses an aborted communicator
@@ -236,15 +241,47 @@ class Communicator {
                                       Schedule::name + " schedule asks for " + schedule::name(a) +
                                       ": use schedule::Auto or schedule::Direct");
       }
-      return lossless_.reduction(fn, c, send, recv, count, seg, red.op, root, scatter, stream);
+      expect<T>(c, caller_count, red.op, root, red.bound, schedule::algorithm::direct);
+      lossless_.reduction(fn, c, send, recv, count, seg, red.op, root, scatter, stream);
+      return finish(stream);
     }
     const schedule::algorithm algo = algorithm_for(c, count * sizeof(T));
     const detail::comm::route how = router_.route_for<T>(c, count, stream, ctx_.info);
-    if (how.nccl) nccl();
-    else if (algo != schedule::algorithm::ring || nranks() == 1)
-      direct_.reduction(fn, schedule::name(c), send, recv, count, seg, red, algo, root, scatter, stream);
-    else ring_.reduction(fn, schedule::name(c), send, recv, count, seg, red, root, scatter, stream);
+    if (how.nccl) {
+      nccl();
+    } else {
+      expect<T>(c, caller_count, red.op, root, red.bound, algo, red.coarsen > 1);
+      if (algo != schedule::algorithm::ring || nranks() == 1)
+        direct_.reduction(fn, schedule::name(c), send, recv, count, seg, red, algo, root, scatter, stream);
+      else ring_.reduction(fn, schedule::name(c), send, recv, count, seg, red, root, scatter, stream);
+    }
+    finish(stream);
+  }
+
+  /// What every rank of this compressed call must agree on, checked by its header exchange
+  /// (detail/comm/call_agreement.hpp); the direct schedule adds its part count.
+  template <class T>
+  void expect(collective c, std::uint64_t count, ncclRedOp_t op, int root, double bound, schedule::algorithm algo,
+              bool split = false) {
+    using detail::comm::call_field;
+    detail::comm::call_fingerprint& f = ctx_.fingerprint;
+    f.set(call_field::count, count);
+    f.set(call_field::collective, static_cast<std::uint64_t>(c));
+    f.set(call_field::op, op == kNoOp ? ~std::uint64_t{0} : static_cast<std::uint64_t>(op));
+    f.set(call_field::root, root < 0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(root));
+    f.set(call_field::element, detail::comm::element_word(nccl_type<T>(), sizeof(T)));
+    f.set(call_field::quantizer, detail::comm::quantizer_word(Codec::quantizer::id, Codec::quantizer::name));
+    f.set(call_field::coder, static_cast<std::uint64_t>(Codec::coder::id));
+    f.set(call_field::bound, std::bit_cast<std::uint64_t>(bound));
+    f.set(call_field::split, split ? 1 : 0);
+    f.set(call_field::parts, 1);
+    f.set(call_field::algorithm, static_cast<std::uint64_t>(algo));
+  }
+
+  /// After every call, whatever its route: the autotuner's figures and the end of its work.
+  void finish(cudaStream_t stream) {
     router_.annotate(ctx_.info);
+    ctx_.end_call(stream);
   }
 
   detail::comm::context<Codec> ctx_;

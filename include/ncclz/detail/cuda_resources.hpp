@@ -13,7 +13,8 @@
 namespace ncclz::detail {
 
 /// Device memory of `size()` bytes; reserve() grows it (the old contents are dropped) and never
-/// shrinks it. cudaFree waits for work still using the old allocation.
+/// shrinks it. cudaFree waits for all work on the device, so an owner whose work may hang on a
+/// dead peer passes `before_free`, a watched wait for that work, to run first.
 class device_buffer {
  public:
   device_buffer() = default;
@@ -22,8 +23,10 @@ class device_buffer {
   ~device_buffer() { release(); }
 
   /// At least `bytes`; returns true where it allocated anew.
-  bool reserve(std::size_t bytes) {
+  template <class BeforeFree = void (*)()>
+  bool reserve(std::size_t bytes, BeforeFree before_free = [] {}) {
     if (bytes <= size_ && data_ != nullptr) return false;
+    if (data_ != nullptr) before_free();
     release();
     NCCLZ_CUDA_TRY(cudaMalloc(&data_, bytes));
     size_ = bytes;
@@ -54,8 +57,10 @@ class pinned_buffer {
   pinned_buffer& operator=(const pinned_buffer&) = delete;
   ~pinned_buffer() { release(); }
 
-  bool reserve(std::size_t bytes) {
+  template <class BeforeFree = void (*)()>
+  bool reserve(std::size_t bytes, BeforeFree before_free = [] {}) {
     if (bytes <= size_ && data_ != nullptr) return false;
+    if (data_ != nullptr) before_free();
     release();
     NCCLZ_CUDA_TRY(cudaMallocHost(&data_, bytes));
     size_ = bytes;

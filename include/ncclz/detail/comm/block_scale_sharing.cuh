@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ncclz/detail/comm/transport.cuh"
+#include "ncclz/detail/comm/workspace.cuh"
 #include "ncclz/detail/cuda_resources.hpp"
 #include "ncclz/device/detail/block_scales.cuh"
 #include "ncclz/device/detail/reduce_kernels.cuh"
@@ -26,7 +27,7 @@ namespace ncclz::detail::comm {
 template <class Q>
 class block_scale_sharing {
  public:
-  explicit block_scale_sharing(transport& tp) : tp_(tp) {}
+  block_scale_sharing(transport& tp, before_free_fn before_free) : tp_(tp), before_free_(std::move(before_free)) {}
 
   /// The maxima of `send`'s scale blocks, segment by segment, merged across ranks, and their
   /// steps. Returns the bytes this rank sent for them.
@@ -39,7 +40,7 @@ class block_scale_sharing {
       first_block_.push_back(blocks);
       blocks += format::scale_count(g.count);
     }
-    memory_.reserve((2 * blocks + 1) * sizeof(double));  // waits for work still using it
+    memory_.reserve((2 * blocks + 1) * sizeof(double), before_free_);
     blocks_ = blocks;
     max_ = memory_.as<double>();
     steps_ = max_ + blocks + 1;
@@ -86,6 +87,7 @@ class block_scale_sharing {
   }
 
   transport& tp_;
+  before_free_fn before_free_;
   device_buffer memory_;
   double* max_ = nullptr;    // blocks + 1: each block's largest finite |x| over all ranks, then the largest of all
   double* steps_ = nullptr;  // blocks: their steps, for accumulate_kernel and dequantize_kernel

@@ -28,7 +28,8 @@ class broadcast_schedule {
     transport& tp = ctx_.tp;
     ctx_.template reserve<T>(count, n);
     ctx_.start_call(stream);
-    if (me == root) ctx_.compress_into(send, count, root, root, bound, /*ranges_from_all_ranks=*/false, stream);
+    if (me == root) ctx_.compress_into(send, count, root, root, bound, stream);  // the header adds no range of the others'
+    else ctx_.exchange_header(nullptr, stream);
     ctx_.exchange_meta("Communicator::broadcast", count, stream);
     const std::uint64_t bytes = ws.chunk_size(root);
     std::uint64_t sent = 0;

@@ -79,15 +79,19 @@ class code_reducer {
   using Q = typename Codec::quantizer;
 
  public:
-  explicit code_reducer(context<Codec>& ctx) : ctx_(ctx), scales_(ctx.tp) {}
+  explicit code_reducer(context<Codec>& ctx) : buffers(ctx.settler()), ctx_(ctx), scales_(ctx.tp, ctx.settler()) {}
 
   reduce_buffers buffers;
   [[nodiscard]] std::size_t held_bytes() const noexcept { return buffers.bytes(); }
 
-  /// Blockwise quantizers: the steps every rank shares for the segments `seg` of `send`.
+  /// Blockwise quantizers: the steps every rank shares for the segments `seg` of `send` (after
+  /// the call's header is settled: this is the call's second NCCL operation).
   template <class T>
-  void share_block_scales(const T* send, const std::vector<schedule::segment>& seg, cudaStream_t stream) {
-    if constexpr (is_blockwise_v<Q>) ctx_.range_bytes_sent += scales_.template share<T>(send, seg, stream);
+  void share_block_scales(const char* fn, const T* send, const std::vector<schedule::segment>& seg, cudaStream_t stream) {
+    if constexpr (is_blockwise_v<Q>) {
+      ctx_.settle_header(fn);
+      ctx_.range_bytes_sent += scales_.template share<T>(send, seg, stream);
+    }
   }
 
   /// Quantizes `count` values of `in` (elements from `first` of the call's input) into codes

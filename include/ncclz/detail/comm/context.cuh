@@ -19,6 +19,8 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/communicator_config.hpp"
+#include "ncclz/detail/comm/call_agreement.hpp"
+#include "ncclz/detail/comm/header_kernel.cuh"
 #include "ncclz/detail/comm/phase_clock.cuh"
 #include "ncclz/detail/comm/transport.cuh"
 #include "ncclz/detail/comm/workspace.cuh"
@@ -42,7 +44,19 @@ template <class Codec>
 class context {
  public:
   context(ncclComm_t comm, const communicator_config& c, bool split_size_comm)
-      : config(c), tp(comm, c.timeout, split_size_comm), ws(tp.nranks()), clock(c.profile_phases) {}
+      : config(c), tp(comm, c.timeout, split_size_comm), ws(tp.nranks(), settler()), clock(c.profile_phases) {}
+  /// Waits out the last call (watching the communicator, aborting it at the timeout) so that
+  /// freeing device memory cannot block on a transfer stuck on a dead peer. Never throws. The
+  /// owner calls drain() before the other holders of device memory go.
+  ~context() { drain(); }
+  void drain() noexcept {
+    if (!last_call_recorded_ || tp.aborted()) return;
+    try {
+      tp.wait("~Communicator", last_call_done_.get());
+    } catch (...) {  // tp.wait aborted the communicator: nothing of this call can still run
+    }
+    last_call_recorded_ = false;
+  }
   context(const context&) = delete;
   context& operator=(const context&) = delete;
 
@@ -53,10 +67,23 @@ class context {
   call_info info;
 
   // The call in progress, until finish_info.
+  call_fingerprint fingerprint;  ///< what every rank must agree on (set before the call's header exchange)
   std::uint64_t range_bytes_sent = 0;
   const std::byte* bound_source = nullptr;  ///< a chunk this call coded: its header holds the bound applied
   double error_bound = 0, size_wait_ms = 0;
   int size_waits = 0;
+
+  /// What the buffers run before they free memory in use: a watched wait for the last call.
+  before_free_fn settler() {
+    return [this] {
+      if (last_call_recorded_) tp.wait("Communicator (growing its buffers)", last_call_done_.get());
+    };
+  }
+  /// Marks the end of a call's work on the caller's stream (what settler() and the destructor wait for).
+  void end_call(cudaStream_t stream) {
+    NCCLZ_CUDA_TRY(cudaEventRecord(last_call_done_.get(), stream));
+    last_call_recorded_ = true;
+  }
 
   [[nodiscard]] int rank() const noexcept { return tp.rank(); }
   [[nodiscard]] int nranks() const noexcept { return tp.nranks(); }
@@ -83,22 +110,51 @@ class context {
     NCCLZ_CUDA_TRY(cudaMemsetAsync(ws.report(), 0, sizeof(device::detail::decode_report), stream));
   }
 
-  /// Order keys merge with max: one tiny allreduce gives every rank the global range.
-  void merge_range_across_ranks(device::detail::range_keys* range, cudaStream_t stream) {
-    tp.enqueue(ncclAllReduce(range, range, 2, ncclUint64, ncclMax, tp.comm(), stream), "ncclAllReduce");
-    range_bytes_sent = 2 * sizeof(std::uint64_t);
+  /// The call's first NCCL operation on every rank: one ncclAllGather of the header rows (this
+  /// rank's range keys from `range`, or none, its fingerprint and chunk slot capacity), then the
+  /// ranks' range keys merged into `range` on the device. The host checks the rows in
+  /// settle_header, before it enqueues any other NCCL operation of the call.
+  void exchange_header(device::detail::range_keys* range, cudaStream_t stream) {
+    static_assert(sizeof(device::detail::range_keys) == kRangeWords * sizeof(std::uint64_t));
+    const int me = rank();
+    std::uint64_t* mine = ws.host_header_rows() + static_cast<std::size_t>(me) * kHeaderWords;  // staged, then overwritten
+    for (unsigned i = 0; i < kRangeWords; ++i) mine[i] = 0;
+    for (unsigned i = 0; i < kCallFields; ++i) mine[kRangeWords + i] = fingerprint.words[i];
+    mine[kCapacityWord] = ws.chunk_capacity();
+    std::uint64_t* rows = ws.header_rows();
+    std::uint64_t* row = rows + static_cast<std::size_t>(me) * kHeaderWords;
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(row, mine, sizeof(std::uint64_t) * kHeaderWords, cudaMemcpyHostToDevice, stream));
+    if (range != nullptr) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(row, range, sizeof(device::detail::range_keys), cudaMemcpyDeviceToDevice, stream));
+    }
+    tp.enqueue(ncclAllGather(row, rows, kHeaderWords, ncclUint64, tp.comm(), stream), "ncclAllGather");
+    if (range != nullptr) {
+      ncclz::kernels::merge_header_ranges<<<1, 32, 0, stream>>>(rows, nranks(), kHeaderWords, range);
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.host_header_rows(), rows, sizeof(std::uint64_t) * kHeaderWords * nranks(),
+                                   cudaMemcpyDeviceToHost, stream));
+    NCCLZ_CUDA_TRY(cudaEventRecord(header_done_.get(), stream));
+    header_pending_ = true;
+    range_bytes_sent = sizeof(std::uint64_t) * kHeaderWords;
   }
 
-  /// Range (merged over all ranks when asked), then encode into chunk slot `slot`; the size
-  /// lands in meta as the chunk for rank `to`.
+  /// Waits for the header rows of the call (watching the communicator) and throws on every rank
+  /// if the ranks disagree on the call. Every path calls it before its second NCCL operation.
+  void settle_header(const char* fn) {
+    if (!header_pending_) return;
+    header_pending_ = false;
+    tp.wait(fn, header_done_.get());
+    if (const auto m = disagreement(ws.host_header_rows(), nranks())) throw_invalid(fn, *m + " (every rank of the call reports this)");
+  }
+
+  /// Range (merged over all ranks by the header exchange: a broadcast's non-roots add none),
+  /// then encode into chunk slot `slot`; the size lands in meta as the chunk for rank `to`.
   template <class T>
-  void compress_into(const T* send, std::size_t count, int slot, int to, double bound, bool ranges_from_all_ranks,
-                     cudaStream_t stream) {
+  void compress_into(const T* send, std::size_t count, int slot, int to, double bound, cudaStream_t stream) {
     device::detail::range_keys* range = device::detail::reset_compress_state(ws.codec(), count, stream);
-    if constexpr (Codec::quantizer::needs_range) {
-      device::detail::launch_range(send, count, range, stream);
-      if (ranges_from_all_ranks) merge_range_across_ranks(range, stream);
-    }
+    if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, count, range, stream);
+    exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
     device::detail::launch_encode<Codec>(ws.codec(), send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
     bound_source = ws.chunk(slot);
   }
@@ -119,6 +175,7 @@ class context {
   /// does not include the payloads already on `stream`: the pipelined reductions enqueue part
   /// i+1's sends while part i's still move.
   void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0, cudaEvent_t ready = nullptr) {
+    settle_header(fn);
     const bool beside = ready != nullptr && tp.size_comm() != nullptr;
     const cudaStream_t on = beside ? transfer_stream(size_stream_) : stream;
     const ncclComm_t via = beside ? tp.size_comm() : tp.comm();
@@ -144,6 +201,10 @@ class context {
         throw_invalid(fn, "ranks passed different counts: rank " + std::to_string(rank()) + " has " + std::to_string(count) +
                               ", rank " + std::to_string(r) + " has " + std::to_string(theirs));
       }
+    }
+    // Every rank holds the same rows, so every rank refuses the same size before it is received.
+    if (const auto m = oversized_chunk(ws.host_header_rows(), ws.host_row(0, set), nranks())) {
+      throw format_error(std::string("ncclz::") + fn + ": " + *m);
     }
   }
 
@@ -233,20 +294,31 @@ class context {
     info.ratio = compressed ? static_cast<double>(uncompressed) / static_cast<double>(compressed) : 0.0;
   }
 
-  /// Waits for `stream` (watching the communicator) and throws format_error if a received chunk
-  /// was corrupted.
+  /// Waits for `stream` (watching the communicator) and throws format_error on every rank if a
+  /// chunk any rank received was corrupted: the ranks' decode reports are gathered first (a
+  /// collective: every rank calls check after the same collectives).
   void check(cudaStream_t stream) {
-    if (ws.held_bytes() == 0) return;
-    std::uint64_t* h = ws.host_scratch();
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h, ws.report(), sizeof(device::detail::decode_report), cudaMemcpyDeviceToHost, stream));
+    static_assert(sizeof(device::detail::decode_report) == sizeof(std::uint64_t));
+    if (ws.held_bytes() == 0) return tp.wait("Communicator::check", stream);  // no chunk received yet
+    const int n = nranks();
+    tp.enqueue(ncclAllGather(ws.report(), ws.gathered_reports(), 1, ncclUint64, tp.comm(), stream), "ncclAllGather");
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.host_reports(), ws.gathered_reports(), sizeof(std::uint64_t) * n, cudaMemcpyDeviceToHost,
+                                   stream));
     tp.wait("Communicator::check", stream);
-    device::detail::decode_report r;
-    std::memcpy(&r, h, sizeof r);
-    device::detail::throw_if_failed("Communicator: a received chunk", r);
+    for (int r = 0; r < n; ++r) {
+      device::detail::decode_report report;
+      std::memcpy(&report, ws.host_reports() + r, sizeof report);
+      const std::string who = "Communicator: a chunk received by rank " + std::to_string(r);
+      device::detail::throw_if_failed(who.c_str(), report);
+    }
   }
 
  private:
   stream_handle size_stream_;  // the size exchanges beside the payloads
+  event_handle header_done_{/*timing=*/false};
+  bool header_pending_ = false;
+  event_handle last_call_done_{/*timing=*/false};
+  bool last_call_recorded_ = false;
 };
 
 }  // namespace ncclz::detail::comm

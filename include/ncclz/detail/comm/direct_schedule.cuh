@@ -30,7 +30,7 @@ class direct_schedule {
     const int n = ctx_.nranks(), me = ctx_.rank();
     ctx_.template reserve<T>(count, n);
     ctx_.start_call(stream);
-    ctx_.compress_into(send, count, me, me, bound, /*ranges_from_all_ranks=*/true, stream);
+    ctx_.compress_into(send, count, me, me, bound, stream);
     ctx_.exchange_meta("Communicator::allgather", count, stream);
     const exchanged_chunks got = ctx_.exchange_chunks(stream, /*root=*/-1);  // no slot free to gather into
     ctx_.reset_report(stream);
@@ -51,10 +51,8 @@ class direct_schedule {
     ctx_.template reserve<T>(count, 2 * n);  // chunk(p): received from p; chunk(n + p): sent to p
     ctx_.start_call(stream);
     device::detail::range_keys* range = device::detail::reset_compress_state(ctx_.ws.codec(), count, stream);
-    if constexpr (Codec::quantizer::needs_range) {
-      device::detail::launch_range(send, total, range, stream);
-      ctx_.merge_range_across_ranks(range, stream);
-    }
+    if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, total, range, stream);
+    ctx_.exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
     for (int i = 1; i < n; ++i) {
       const int p = (me + i) % n;
       if (i > 1) device::detail::reset_tile_words(ctx_.ws.codec(), count, stream);
@@ -160,11 +158,10 @@ class direct_schedule {
     ctx_.start_call(stream, 2 * parts);
     ctx_.reset_report(stream);
     device::detail::range_keys* range = device::detail::reset_compress_state(ws.codec(), part_elements, stream);
-    if constexpr (Codec::quantizer::needs_range) {
-      device::detail::launch_range(send, count, range, stream);
-      ctx_.merge_range_across_ranks(range, stream);
-    }
-    red_.share_block_scales(send, seg, stream);
+    if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, count, range, stream);
+    ctx_.fingerprint.set(call_field::parts, static_cast<std::uint64_t>(parts));
+    ctx_.exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
+    red_.share_block_scales(fn, send, seg, stream);
     join(compute, stream, events++);
 
     // Coding stream: every part's encodes for the peers first, each quantizing as it reads `send`

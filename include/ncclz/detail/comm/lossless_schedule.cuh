@@ -41,6 +41,7 @@ class lossless_schedule {
     T* reduced = scatter ? recv : static_cast<T*>(buf.acc_values);
     ctx_.start_call(stream, 2);
     ctx_.reset_report(stream);
+    ctx_.exchange_header(nullptr, stream);
     std::uint64_t coded_input = 0;
     for (int k = 1; k < n; ++k) {  // chunk slots: n + p to peer p, p from peer p (all reads of send come first)
       const int p = (me + k) % n;

@@ -87,11 +87,9 @@ class ring_schedule {
     ctx_.start_call(stream);
     ctx_.reset_report(stream);
     device::detail::range_keys* range = device::detail::reset_compress_state(ws.codec(), largest, stream);
-    if constexpr (Q::needs_range) {
-      device::detail::launch_range(send, count, range, stream);
-      ctx_.merge_range_across_ranks(range, stream);
-    }
-    red_.share_block_scales(send, seg, stream);
+    if constexpr (Q::needs_range) device::detail::launch_range(send, count, range, stream);
+    ctx_.exchange_header(Q::needs_range ? range : nullptr, stream);
+    red_.share_block_scales(fn, send, seg, stream);
     auto* own_values = static_cast<T*>(buf.own_values);
     auto* acc_values = static_cast<T*>(buf.acc_values);
     // Blockwise steps start afresh in each segment: one launch a segment.
@@ -126,6 +124,13 @@ class ring_schedule {
                                      cudaMemcpyDeviceToHost, stream));
       ctx_.timed_wait(fn, stream, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
       const std::uint64_t send_bytes = h[0], recv_bytes = h[1];
+      if (recv_bytes > ws.chunk_capacity()) {  // only this rank knows: aborting tells the others
+        tp.abort();
+        throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(me) + ": rank " +
+                           std::to_string(st.recv_peer) + " announced a chunk of " + std::to_string(recv_bytes) +
+                           " B at ring step " + std::to_string(step) + ", more than the " + std::to_string(ws.chunk_capacity()) +
+                           " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
+      }
       std::memcpy(&ctx_.error_bound, h + 2, sizeof(double));  // this rank's code bound
       tp.enqueue(ncclGroupStart(), "ncclGroupStart");
       tp.enqueue(ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, tp.comm(), stream), "ncclSend");

@@ -70,10 +70,27 @@ class transport {
   /// error or at the timeout. `peers` names whom the wait depends on, for the message (all
   /// ranks when empty).
   void wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
+    watch(fn, [stream] { return cudaStreamQuery(stream); }, peers);
+  }
+  /// The same for an event.
+  void wait(const char* fn, cudaEvent_t event, const std::string& peers = {}) {
+    watch(fn, [event] { return cudaEventQuery(event); }, peers);
+  }
+
+  void abort() noexcept {
+    ncclCommAbort(comm_);
+    if (size_comm_ != nullptr) ncclCommAbort(size_comm_);
+    size_comm_ = nullptr;
+    aborted_ = true;
+  }
+
+ private:
+  template <class Poll>
+  void watch(const char* fn, Poll poll, const std::string& peers) {
     const auto whom = [&] { return peers.empty() ? "the other " + std::to_string(nranks_ - 1) + " rank(s)" : peers; };
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (;;) {
-      const cudaError_t s = cudaStreamQuery(stream);
+      const cudaError_t s = poll();
       if (s == cudaSuccess) return;
       if (s != cudaErrorNotReady) NCCLZ_CUDA_TRY(s);
       ncclResult_t async = ncclSuccess;
@@ -101,14 +118,6 @@ class transport {
     }
   }
 
-  void abort() noexcept {
-    ncclCommAbort(comm_);
-    if (size_comm_ != nullptr) ncclCommAbort(size_comm_);
-    size_comm_ = nullptr;
-    aborted_ = true;
-  }
-
- private:
   ncclComm_t comm_;
   ncclComm_t size_comm_ = nullptr;
   std::chrono::milliseconds timeout_;

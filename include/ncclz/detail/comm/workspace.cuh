@@ -1,10 +1,13 @@
 // Device and pinned host memory of a Communicator, allocated on first use and grown only when a
 // call needs more, never per call.
 //
-// Device: [codec workspace | decode report | meta sets | chunk slots]. A meta set has one row per
-// rank, {count, bytes sent to rank 0, ..., bytes sent to rank n-1}: each rank's encoder writes its
-// chunk sizes into its own row, and one ncclAllGather gives every rank every row. The pinned host
-// copy holds the meta sets, then the applied error bound. The reductions' code buffers
+// Device: [codec workspace | decode reports | header rows | meta sets | chunk slots]. The decode
+// report of this rank's decodes comes first, then room for every rank's (gathered by check()).
+// A header row per rank carries the call's range keys, fingerprint and slot capacity
+// (call_agreement.hpp). A meta set has one row per rank, {count, bytes sent to rank 0, ...,
+// bytes sent to rank n-1}: each rank's encoder writes its chunk sizes into its own row, and one
+// ncclAllGather gives every rank every row. Pinned host copies: the meta sets, then the applied
+// error bound; the header rows and the gathered reports. The reductions' code buffers
 // (reduce_buffers) are a second allocation, sized by their own calls.
 #pragma once
 
@@ -13,17 +16,28 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <functional>
+#include <utility>
 
 #include "ncclz/codec.hpp"
+#include "ncclz/detail/comm/call_agreement.hpp"
 #include "ncclz/detail/cuda_resources.hpp"
 #include "ncclz/device/device_codec.cuh"
 #include "ncclz/format.hpp"
 
 namespace ncclz::detail::comm {
 
+/// Runs before memory that work in flight may still use is freed: a watched wait for that work,
+/// so that a transfer stuck on a dead peer becomes an error instead of a cudaFree that never
+/// returns.
+using before_free_fn = std::function<void()>;
+
 class workspace {
  public:
-  explicit workspace(int nranks) : nranks_(nranks) { grow_host_meta(1); }
+  workspace(int nranks, before_free_fn before_free) : nranks_(nranks), before_free_(std::move(before_free)) {
+    grow_host_meta(1);
+    host_rows_.reserve(sizeof(std::uint64_t) * static_cast<std::size_t>(nranks) * (kHeaderWords + 1));
+  }
 
   /// Room for `slots` chunks of up to `chunk_bytes`, a codec workspace of `workspace_bytes` and
   /// `meta_sets` meta sets. Growing drops the old contents (cudaFree waits for work using them).
@@ -35,13 +49,15 @@ class workspace {
         meta_sets <= device_meta_sets_) {
       return;
     }
+    if (held_bytes_ != 0) before_free_();
     device_.release();
     held_bytes_ = 0;
     chunk_capacity_ = std::max(chunk_capacity, chunk_capacity_);
     codec_capacity_ = std::max(codec, codec_capacity_);
     slots_ = std::max(slots, slots_);
     device_meta_sets_ = std::max(meta_sets, device_meta_sets_);
-    const std::size_t bytes = codec_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slots_);
+    const std::size_t bytes =
+        codec_capacity_ + report_bytes() + header_bytes() + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slots_);
     device_.reserve(bytes);
     held_bytes_ = bytes;
   }
@@ -54,6 +70,18 @@ class workspace {
   [[nodiscard]] device::detail::decode_report* report() const {
     return reinterpret_cast<device::detail::decode_report*>(device_.data() + codec_capacity_);
   }
+  /// Room for every rank's decode report, gathered (check()).
+  [[nodiscard]] std::uint64_t* gathered_reports() const {
+    return reinterpret_cast<std::uint64_t*>(device_.data() + codec_capacity_ + sizeof(std::uint64_t));
+  }
+  [[nodiscard]] std::uint64_t* host_reports() const {
+    return host_rows_.as<std::uint64_t>() + static_cast<std::size_t>(nranks_) * kHeaderWords;
+  }
+  /// The header rows of every rank (kHeaderWords each), on the device and their pinned copy.
+  [[nodiscard]] std::uint64_t* header_rows() const {
+    return reinterpret_cast<std::uint64_t*>(device_.data() + codec_capacity_ + report_bytes());
+  }
+  [[nodiscard]] std::uint64_t* host_header_rows() const { return host_rows_.as<std::uint64_t>(); }
   [[nodiscard]] device::detail::range_keys* range_keys() const {
     return reinterpret_cast<device::detail::range_keys*>(codec() + device::detail::layout_for(0).range);
   }
@@ -62,14 +90,15 @@ class workspace {
     return static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_ + 1);
   }
   [[nodiscard]] std::uint64_t* meta(int set = 0) const {
-    return reinterpret_cast<std::uint64_t*>(device_.data() + codec_capacity_ + kReportBytes) +
+    return reinterpret_cast<std::uint64_t*>(device_.data() + codec_capacity_ + report_bytes() + header_bytes()) +
            meta_words() * static_cast<std::size_t>(set);
   }
   [[nodiscard]] std::uint64_t* meta_row(int r, int set = 0) const { return meta(set) + static_cast<std::size_t>(r) * (nranks_ + 1); }
   /// Device word where the encoder of rank `from`'s chunk for rank `to` puts its size.
   [[nodiscard]] std::uint64_t* meta_slot(int from, int to, int set = 0) const { return meta_row(from, set) + 1 + to; }
   [[nodiscard]] std::byte* chunk(int slot) const {
-    return device_.data() + codec_capacity_ + kReportBytes + meta_bytes() + chunk_capacity_ * static_cast<std::size_t>(slot);
+    return device_.data() + codec_capacity_ + report_bytes() + header_bytes() + meta_bytes() +
+           chunk_capacity_ * static_cast<std::size_t>(slot);
   }
 
   /// The pinned copy of meta set `set`, row r.
@@ -87,14 +116,18 @@ class workspace {
   [[nodiscard]] std::uint64_t chunk_size(int r, int set = 0) const { return sent_bytes(r, r, set); }
 
  private:
-  static constexpr std::size_t kReportBytes = 256;
-
+  /// This rank's decode report, then every rank's.
+  std::size_t report_bytes() const { return format::align_up(sizeof(std::uint64_t) * (1 + static_cast<std::size_t>(nranks_)), 256); }
+  std::size_t header_bytes() const {
+    return format::align_up(sizeof(std::uint64_t) * kHeaderWords * static_cast<std::size_t>(nranks_), 256);
+  }
   std::size_t meta_bytes() const {
     return format::align_up(sizeof(std::uint64_t) * meta_words() * static_cast<std::size_t>(device_meta_sets_), 256);
   }
   /// Grown between calls only, when no copy into it is pending.
   void grow_host_meta(int sets) {
     if (sets <= host_meta_sets_) return;
+    if (host_meta_sets_ != 0) before_free_();
     host_.release();
     host_meta_sets_ = 0;
     host_.reserve(sizeof(std::uint64_t) * (meta_words() * static_cast<std::size_t>(sets) + 8));
@@ -102,8 +135,10 @@ class workspace {
   }
 
   int nranks_;
+  before_free_fn before_free_;
   device_buffer device_;
   pinned_buffer host_;
+  pinned_buffer host_rows_;  // header rows, then gathered reports
   std::size_t held_bytes_ = 0, chunk_capacity_ = 0, codec_capacity_ = 0;
   int slots_ = 0, device_meta_sets_ = 1, host_meta_sets_ = 0;
 };
@@ -113,6 +148,8 @@ class workspace {
 /// segment's decoded codes, and the quantization steps.
 class reduce_buffers {
  public:
+  explicit reduce_buffers(before_free_fn before_free) : before_free_(std::move(before_free)) {}
+
   std::int32_t* own_codes = nullptr;
   void* own_values = nullptr;
   std::int32_t* acc_codes = nullptr;
@@ -132,7 +169,7 @@ class reduce_buffers {
       return format::align_up(format::align_up(n * sizeof(std::int32_t), 16) + n * sizeof(T), 256);
     };
     const std::size_t own = codes_and_values(count), seg = codes_and_values(largest_segment);
-    memory_.reserve(own + 2 * seg + 256);
+    memory_.reserve(own + 2 * seg + 256, before_free_);
     std::byte* p = memory_.data();
     const auto carve = [&p](std::int32_t*& codes, void*& values, std::size_t n, std::size_t bytes) {
       codes = reinterpret_cast<std::int32_t*>(p);
@@ -148,6 +185,7 @@ class reduce_buffers {
   }
 
  private:
+  before_free_fn before_free_;
   device_buffer memory_;
 };
 

@@ -1,0 +1,26 @@
+// The one kernel of a call's header exchange: the value-range keys of every rank's header row,
+// merged with max (order keys: the max of max, the max of ~min) into the range the encoders read.
+#pragma once
+
+#include <cstdint>
+
+#include "ncclz/detail/config.hpp"
+#include "ncclz/device/detail/range_kernel.cuh"
+
+NCCLZ_BEGIN_KERNEL_NAMESPACE
+namespace kernels {
+
+__global__ void merge_header_ranges(const std::uint64_t* __restrict__ rows, int nranks, unsigned row_words,
+                                    range_keys* __restrict__ out) {
+  if (threadIdx.x != 0) return;
+  unsigned long long hi = 0, not_lo = 0;
+  for (int r = 0; r < nranks; ++r) {
+    hi = rows[static_cast<std::size_t>(r) * row_words] > hi ? rows[static_cast<std::size_t>(r) * row_words] : hi;
+    not_lo = rows[static_cast<std::size_t>(r) * row_words + 1] > not_lo ? rows[static_cast<std::size_t>(r) * row_words + 1] : not_lo;
+  }
+  out->hi = hi;
+  out->not_lo = not_lo;
+}
+
+}  // namespace kernels
+NCCLZ_END_KERNEL_NAMESPACE
