@@ -256,8 +256,8 @@ class bench {
     ncclz::communicator_config config;
     if (o.fallback_below) config.fallback_below_bytes = *o.fallback_below;
     if (o.fallback_below == std::uint64_t{0}) config.autotune = false;  // 0: compress every call
-    // Without --chunk, one part: the library's default Pipeline<NoOverlap>.
-    config.pipeline_part_bytes = o.chunk_bytes ? o.chunk_bytes : ~std::size_t{0};
+    // Without --chunk, the library's default part size (Pipeline<Auto>: one part per 64 MiB).
+    if (o.chunk_bytes) config.pipeline_part_bytes = o.chunk_bytes;
     config.profile_phases = o.phases;
     config.split_sum_bound = o.split_sum_bound;
     config.priority_transfers = o.priority_transfers;
@@ -520,8 +520,8 @@ class bench {
   std::size_t max_count_;
   device_array<T> d_send_, d_nccl_out_, d_ncclz_out_;
   device_array<double> d_scratch_;
-  // Up to 16 parts, so that --chunk sets the overlap at run time (parts of at least --chunk bytes).
-  ncclz::Communicator<Codec, schedule_flag, ncclz::Pipeline<ncclz::Overlap<16>>> ncclz_;
+  // The library's default pipeline (Pipeline<Auto>, up to 8 parts); --chunk sets the part size.
+  ncclz::Communicator<Codec, schedule_flag> ncclz_;
   std::vector<cudaEvent_t> start_, stop_;
   std::vector<T> host_nccl_, host_ncclz_;
 };

@@ -61,7 +61,7 @@ struct options {
   double bound = 1e-3;
   std::string coder = "fixed_length";      ///< --coder fixed_length|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
-  std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part floor (0: one part, no overlap)
+  std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part size (0: the library's default)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
   bool split_sum_bound = true;             ///< --no-split: communicator_config::split_sum_bound = false
   bool priority_transfers = true;          ///< --no-priority: communicator_config::priority_transfers = false
@@ -90,7 +90,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   --coder NAME             fixed_length (default), adaptive or raw (fixed8/fixed4: fixed_length only)
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             cut the direct reductions into parts of at least SIZE bytes a rank (at
-                           most 16) so coding overlaps transfers; default: one part (no overlap)
+                           most 8) so coding overlaps transfers; default: the library's 64M
+                           (Pipeline<Auto>); a SIZE above the message means one part
   --phases                 time the phases of each ncclz call (codec, size exchange, host gap,
                            transfer) into --json; adds CUDA events to the timed calls
   --no-split               sums: every rank quantizes with bound / nranks and the owners send the

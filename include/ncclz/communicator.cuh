@@ -62,7 +62,7 @@
 
 namespace ncclz {
 
-template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<NoOverlap>>
+template <class Codec, class Schedule = schedule::Auto, class Pipe = Pipeline<Auto>>
 class Communicator {
   static_assert(pipeline_check<Pipe>::value);
   static_assert(schedule::policy_check<Schedule>::value);
@@ -72,11 +72,10 @@ class Communicator {
   static constexpr bool kLossless = detail::comm::is_lossless_v<Codec>;
 
  public:
-  /// With Pipeline<Overlap<N>>, N > 1, construction is collective (every rank of `comm` must
-  /// construct one): it splits `comm` into a second communicator of the same ranks, on which the
-  /// pipelined reductions exchange sizes beside their payloads.
-  explicit Communicator(ncclComm_t comm, communicator_config config = {})
-      : ctx_(comm, config, Pipe::max_parts > 1), router_(ctx_.tp, ctx_.config) {}
+  /// Construction makes no NCCL call but two queries of `comm`. The first call that cuts a
+  /// reduction into pipeline parts splits `comm` (ncclCommSplit) into a second communicator of the
+  /// same ranks, on which the parts exchange sizes beside their payloads.
+  explicit Communicator(ncclComm_t comm, communicator_config config = {}) : ctx_(comm, config), router_(ctx_.tp, ctx_.config) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   /// Waits out the last call first (watched: a dead peer aborts the communicator after

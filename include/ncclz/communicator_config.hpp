@@ -59,9 +59,9 @@ struct communicator_config {
   /// ncclz at NCCL's speed on fast links (NVLink), where compression cannot pay. With
   /// fallback_below_bytes = 0 and autotune = false every call is compressed.
   bool autotune = true;
-  /// With Pipeline<Overlap<N>>, direct reductions are cut into parts of at least this many
-  /// bytes of each rank's input (and at most N), so that coding one part overlaps moving
-  /// another; every part costs its own size exchanges. (docs/design.md: how 64 MiB was chosen.)
+  /// Direct reductions are cut into parts of at least this many bytes of each rank's input (at
+  /// most the Pipeline's limit), so that coding one part overlaps moving another; every part
+  /// costs its own size exchanges (docs/design.md: how 64 MiB was chosen).
   std::size_t pipeline_part_bytes = std::size_t{64} << 20;
   /// Sums that move on (allreduce, reduce) with 4 ranks or more: each rank quantizes with
   /// bound / (n + k) and each owner requantizes its reduced codes k times coarser (k the largest

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "ncclz/error.hpp"
+#include "ncclz/pipeline.hpp"
 #include "ncclz/schedule/schedule.hpp"
 
 namespace {
@@ -441,3 +442,18 @@ TEST_CASE("schedule: invalid arguments are invalid_argument naming the argument"
 }
 
 }  // namespace
+
+TEST_CASE("pipeline parts: one per part size, at least one, at most the policy's limit", "[schedule][pipeline]") {
+  constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+  static_assert(ncclz::Pipeline<ncclz::Auto>::max_parts == 8);
+  static_assert(ncclz::Pipeline<ncclz::NoOverlap>::max_parts == 1 && ncclz::Pipeline<ncclz::Overlap<4>>::max_parts == 4);
+  const int auto_parts = ncclz::Pipeline<ncclz::Auto>::max_parts;
+  CHECK(ncclz::pipeline_parts(0, 64 * MiB, auto_parts) == 1);
+  CHECK(ncclz::pipeline_parts(127 * MiB, 64 * MiB, auto_parts) == 1);
+  CHECK(ncclz::pipeline_parts(128 * MiB, 64 * MiB, auto_parts) == 2);
+  CHECK(ncclz::pipeline_parts(256 * MiB, 64 * MiB, auto_parts) == 4);
+  CHECK(ncclz::pipeline_parts(1024 * MiB, 64 * MiB, auto_parts) == 8);
+  CHECK(ncclz::pipeline_parts(256 * MiB, 64 * MiB, 1) == 1);
+  CHECK(ncclz::pipeline_parts(256 * MiB, 0, 16) == 16);  // a part size of 0 counts as 1 byte
+  CHECK(ncclz::pipeline_parts(~std::uint64_t{0}, 1, 16) == 16);
+}

@@ -43,8 +43,8 @@ struct exchanged_chunks {
 template <class Codec>
 class context {
  public:
-  context(ncclComm_t comm, const communicator_config& c, bool split_size_comm)
-      : config(c), tp(comm, c.timeout, split_size_comm), ws(tp.nranks(), settler()), clock(c.profile_phases) {}
+  context(ncclComm_t comm, const communicator_config& c)
+      : config(c), tp(comm, c.timeout), ws(tp.nranks(), settler()), clock(c.profile_phases) {}
   /// Waits out the last call (watching the communicator, aborting it at the timeout) so that
   /// freeing device memory cannot block on a transfer stuck on a dead peer. Never throws. The
   /// owner calls drain() before the other holders of device memory go.

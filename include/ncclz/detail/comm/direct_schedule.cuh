@@ -15,6 +15,7 @@
 #include "ncclz/detail/comm/context.cuh"
 #include "ncclz/detail/cuda_resources.hpp"
 #include "ncclz/device/device_codec.cuh"
+#include "ncclz/pipeline.hpp"
 #include "ncclz/schedule/schedule.hpp"
 
 namespace ncclz::detail::comm {
@@ -107,13 +108,6 @@ class direct_schedule {
   }
 
  private:
-  /// Parts a reduction of `bytes` (per rank) is cut into: MaxParts at most, parts of at least
-  /// config.pipeline_part_bytes.
-  int part_count(std::uint64_t bytes) const {
-    const std::uint64_t floor_bytes = std::max<std::uint64_t>(ctx_.config.pipeline_part_bytes, 1);
-    return static_cast<int>(std::clamp<std::uint64_t>(bytes / floor_bytes, 1, static_cast<std::uint64_t>(MaxParts)));
-  }
-
   cudaEvent_t sync_event(std::size_t i) {
     while (sync_events_.size() <= i) sync_events_.emplace_back(/*timing=*/false);
     return sync_events_[i].get();
@@ -135,7 +129,7 @@ class direct_schedule {
                     bool scatter, cudaStream_t stream) {
     workspace& ws = ctx_.ws;
     const int n = ctx_.nranks(), me = ctx_.rank();
-    const int parts = part_count(count * sizeof(T));
+    const int parts = pipeline_parts(count * sizeof(T), ctx_.config.pipeline_part_bytes, MaxParts);
     const auto sub = [&](int i, int r) {
       const schedule::segment s = schedule::segment_of(seg[r].count, parts, i);
       return schedule::segment{seg[r].first + s.first, s.count};
@@ -161,6 +155,10 @@ class direct_schedule {
     if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, count, range, stream);
     ctx_.fingerprint.set(call_field::parts, static_cast<std::uint64_t>(parts));
     ctx_.exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
+    if (parts > 1 && n > 1 && ctx_.tp.size_comm() == nullptr) {
+      ctx_.settle_header(fn);  // every rank agrees on the parts: all of them split here
+      ctx_.tp.split_size_comm();
+    }
     red_.share_block_scales(fn, send, seg, stream);
     join(compute, stream, events++);
 

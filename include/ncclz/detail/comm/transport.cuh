@@ -20,18 +20,10 @@ namespace ncclz::detail::comm {
 
 class transport {
  public:
-  /// With `split_size_comm` (pipelined reductions) and more than one rank, construction is
-  /// collective: every rank splits `comm` into a second communicator of the same ranks.
-  transport(ncclComm_t comm, std::chrono::milliseconds timeout, bool split_size_comm) : comm_(comm), timeout_(timeout) {
+  transport(ncclComm_t comm, std::chrono::milliseconds timeout) : comm_(comm), timeout_(timeout) {
     if (comm == nullptr) throw_invalid("Communicator", "the NCCL communicator is null");
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommCount(comm_, &nranks_));
     NCCLZ_NCCL_TRY_COMM(comm_, ncclCommUserRank(comm_, &rank_));
-    if (split_size_comm && nranks_ > 1) {
-      const ncclResult_t split = ncclCommSplit(comm_, 0, rank_, &size_comm_, nullptr);  // inherits comm's config
-      nccl_wait(size_comm_ != nullptr ? size_comm_ : comm_, split, "ncclCommSplit (the size communicator)", timeout_);
-      // A non-blocking parent is busy until the split is done too: NCCL refuses calls on it before.
-      nccl_wait(comm_, ncclInProgress, "ncclCommSplit (the parent communicator)", timeout_);
-    }
   }
   transport(const transport&) = delete;
   transport& operator=(const transport&) = delete;
@@ -46,6 +38,25 @@ class transport {
   [[nodiscard]] ncclComm_t size_comm() const noexcept { return size_comm_; }
   [[nodiscard]] bool aborted() const noexcept { return aborted_; }
   [[nodiscard]] std::chrono::milliseconds timeout() const noexcept { return timeout_; }
+
+  /// Splits the caller's communicator into a second one of the same ranks, for size exchanges
+  /// beside payloads (pipelined reductions). Collective: every rank calls it at the same point of
+  /// the same call, after the call's header showed that they agree.
+  void split_size_comm() {
+    if (size_comm_ != nullptr || nranks_ == 1) return;
+    ncclComm_t split_comm = nullptr;
+    const ncclResult_t split = ncclCommSplit(comm_, 0, rank_, &split_comm, nullptr);  // inherits comm's config
+    try {
+      nccl_wait(split_comm != nullptr ? split_comm : comm_, split, "ncclCommSplit (the size communicator)", timeout_);
+      // A non-blocking parent is busy until the split is done too: NCCL refuses calls on it before.
+      nccl_wait(comm_, ncclInProgress, "ncclCommSplit (the parent communicator)", timeout_);
+    } catch (...) {
+      if (split_comm != nullptr) ncclCommAbort(split_comm);
+      abort();
+      throw;
+    }
+    size_comm_ = split_comm;
+  }
 
   /// Throws if an earlier failure aborted the communicator.
   void check_usable(const char* collective) const {
