@@ -39,9 +39,11 @@ struct call_info {
   int size_waits = 0;               ///< host waits for compressed sizes
   double size_wait_ms = 0;          ///< host time spent in them (includes GPU work still queued)
   bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
-  /// The autotuner's probes of this call's size class, slowest rank's (0 until it decided):
-  /// one compressed call and one of NCCL's, timed on the stream.
+  /// The autotuner's probes of this call's size class: medians of the slowest rank's times of
+  /// the compressed and NCCL probes, timed on the stream (0 until it decided), and how many
+  /// decisions it has made for the class (probes are repeated every autotune_recheck_calls).
   float autotune_ncclz_ms = 0, autotune_nccl_ms = 0;
+  int autotune_decisions = 0;
 };
 
 struct communicator_config {
@@ -53,12 +55,15 @@ struct communicator_config {
   /// benchmark (docs/benchmarks.md). As with NCCL, the ranks must agree on the count for the
   /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
-  /// Above that threshold, time one compressed call and one NCCL call of each collective and
-  /// size class (power of two of the bytes) and keep the faster from then on; the choice is made
-  /// on the slowest rank's times (one 8-byte allreduce), so all ranks agree. This is what keeps
-  /// ncclz at NCCL's speed on fast links (NVLink), where compression cannot pay. With
-  /// fallback_below_bytes = 0 and autotune = false every call is compressed.
+  /// Above that threshold, probe both routes for each collective, element size and size class
+  /// (power of two of the bytes) and keep the faster: a warm call of each, 3 probes of each
+  /// interleaved, the medians of the slowest rank's times, and the compressed route only where
+  /// it wins by more than 5%; all ranks decide together. This keeps ncclz at NCCL's speed on
+  /// fast links (NVLink), where compression cannot pay. With fallback_below_bytes = 0 and
+  /// autotune = false every call is compressed.
   bool autotune = true;
+  /// Calls of a size class after which the autotuner probes both routes again.
+  std::uint64_t autotune_recheck_calls = 1000;
   /// Direct reductions are cut into parts of at least this many bytes of each rank's input (at
   /// most the Pipeline's limit), so that coding one part overlaps moving another; every part
   /// costs its own size exchanges (docs/design.md: how 64 MiB was chosen).

@@ -685,9 +685,11 @@ int run() {
     if (!comm.last_call().fallback) c.fail("a 4 KB allreduce did not fall back to NCCL");
     if (count_sum_violations(got.data(), want.data(), count, 1e-4 * cc.nranks(), max_err) != 0) c.fail("fallback allreduce is wrong");
   }
-  {  // the autotuner: probes, then one route for all ranks; every result within the bound
+  {  // the autotuner: probes, then one route for all ranks, probed again after 4 calls; every
+     // result within the bound
     ncclz::communicator_config config;
     config.fallback_below_bytes = 0;
+    config.autotune_recheck_calls = 4;
     ncclz::Communicator<RelFL> comm(cc.comm(), config);
     const std::size_t count = 1 << 20;
     std::vector<std::vector<float>> inputs;
@@ -697,7 +699,9 @@ int run() {
     device_array<float> d_send(count), d_recv(count);
     NCCLZ_CUDA_TRY(cudaMemcpy(d_send.ptr, inputs[cc.rank()].data(), count * sizeof(float), cudaMemcpyHostToDevice));
     std::vector<float> got(count);
-    for (int call = 0; call < 6; ++call) {
+    // 2 warm calls, 6 probes and the deciding call; 3 calls on the decision; 6 probes and the
+    // second decision.
+    for (int call = 0; call < 9 + 3 + 7; ++call) {
       comm.allreduce(d_send.ptr, d_recv.ptr, count, ncclSum, 1e-3, stream);
       comm.check(stream);
       NCCLZ_CUDA_TRY(cudaMemcpy(got.data(), d_recv.ptr, count * sizeof(float), cudaMemcpyDeviceToHost));
@@ -705,12 +709,15 @@ int run() {
       if (count_sum_violations(got.data(), want.data(), count, eb, max_err) != 0) c.fail("autotuned allreduce outside the bound");
     }
     const ncclz::call_info& info = comm.last_call();
-    if (!(info.autotune_ncclz_ms > 0 && info.autotune_nccl_ms > 0)) c.fail("the autotuner did not decide after 4 calls");
+    if (!(info.autotune_ncclz_ms > 0 && info.autotune_nccl_ms > 0)) c.fail("the autotuner did not decide");
+    if (info.autotune_decisions != 2) {
+      c.fail("the autotuner made " + std::to_string(info.autotune_decisions) + " decisions, not 2 (a re-check after 4 calls)");
+    }
     const int route = info.fallback ? 1 : 0;
     if (!same_on_all_ranks(cc, &route, sizeof route, stream)) c.fail("ranks took different routes after autotuning");
     if (cc.rank() == 0) {
-      std::printf("autotune allreduce 4 MiB: compressed %.3f ms, NCCL %.3f ms (slowest rank): %s\n", info.autotune_ncclz_ms,
-                  info.autotune_nccl_ms, info.fallback ? "NCCL" : "compressed");
+      std::printf("autotune allreduce 4 MiB: compressed %.3f ms, NCCL %.3f ms (medians, slowest rank): %s\n",
+                  info.autotune_ncclz_ms, info.autotune_nccl_ms, info.fallback ? "NCCL" : "compressed");
     }
   }
   time_allgather(cc, stream, seed, std::size_t{16} << 20, 1e-3);
