@@ -151,6 +151,20 @@ inline std::string describe(call_field f, std::uint64_t v) {
   return std::nullopt;
 }
 
+/// Whether every rank's next NCCL operation after the header is the meta exchange on the caller's
+/// communicator, the same operation on every rank whatever the call: true unless a rank first
+/// shares FixedRate block scales or runs pipeline parts (whose sizes go over the split
+/// communicator). Where it is, ranks that disagree still complete that exchange together, and
+/// the communicator stays usable after the error.
+[[nodiscard]] inline bool meta_follows_header(const std::uint64_t* rows, int n) {
+  for (int r = 0; r < n; ++r) {
+    const std::uint64_t* fields = rows + static_cast<std::size_t>(r) * kHeaderWords + kRangeWords;
+    const auto quantizer = static_cast<quantizer_id>(fields[static_cast<unsigned>(call_field::quantizer)] >> 32);
+    if (quantizer == quantizer_id::fixed_rate || fields[static_cast<unsigned>(call_field::parts)] > 1) return false;
+  }
+  return true;
+}
+
 /// The first size in the meta rows (n rows {count, bytes for rank 0, ..., rank n-1}) larger
 /// than the chunk slots of a rank (the capacity word of each header row), as a message. A chunk
 /// may land on any rank (gathers, broadcasts), so every size is held against the smallest slots.

@@ -15,7 +15,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "ncclz/codec.hpp"
 #include "ncclz/communicator_config.hpp"
@@ -113,7 +115,9 @@ class context {
   /// The call's first NCCL operation on every rank: one ncclAllGather of the header rows (this
   /// rank's range keys from `range`, or none, its fingerprint and chunk slot capacity), then the
   /// ranks' range keys merged into `range` on the device. The host checks the rows in
-  /// settle_header, before it enqueues any other NCCL operation of the call.
+  /// settle_header before a second operation that only some calls make (FixedRate's block
+  /// scales, the split of the size communicator); otherwise in the meta exchange's wait, which
+  /// every call makes next, so that no host wait of its own follows the header.
   void exchange_header(device::detail::range_keys* range, cudaStream_t stream) {
     static_assert(sizeof(device::detail::range_keys) == kRangeWords * sizeof(std::uint64_t));
     const int me = rank();
@@ -140,12 +144,12 @@ class context {
   }
 
   /// Waits for the header rows of the call (watching the communicator) and throws on every rank
-  /// if the ranks disagree on the call. Every path calls it before its second NCCL operation.
+  /// if the ranks disagree on the call.
   void settle_header(const char* fn) {
     if (!header_pending_) return;
     header_pending_ = false;
     tp.wait(fn, header_done_.get());
-    if (const auto m = disagreement(ws.host_header_rows(), nranks())) throw_invalid(fn, *m + " (every rank of the call reports this)");
+    if (const auto m = disagreement(ws.host_header_rows(), nranks())) throw_invalid(fn, *m + kEveryRank);
   }
 
   /// Range (merged over all ranks by the header exchange: a broadcast's non-roots add none),
@@ -175,7 +179,20 @@ class context {
   /// does not include the payloads already on `stream`: the pipelined reductions enqueue part
   /// i+1's sends while part i's still move.
   void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0, cudaEvent_t ready = nullptr) {
-    settle_header(fn);
+    // The header is still unchecked only where the meta exchange is this rank's next operation.
+    bool header_unchecked = std::exchange(header_pending_, false);
+    std::optional<std::string> disagreed;
+    const auto check_header = [&] {
+      if (!header_unchecked || cudaEventQuery(header_done_.get()) != cudaSuccess) return;
+      header_unchecked = false;
+      disagreed = disagreement(ws.host_header_rows(), nranks());
+      // A rank whose next operation is another one never joins this exchange: stop waiting.
+      if (disagreed && !meta_follows_header(ws.host_header_rows(), nranks())) {
+        tp.abort();
+        throw_invalid(fn, *disagreed + kEveryRank + "; the communicator was aborted, since the ranks' next NCCL "
+                                                    "operations differ");
+      }
+    };
     const bool beside = ready != nullptr && tp.size_comm() != nullptr;
     const cudaStream_t on = beside ? transfer_stream(size_stream_) : stream;
     const ncclComm_t via = beside ? tp.size_comm() : tp.comm();
@@ -193,7 +210,10 @@ class context {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, on));
     }
-    timed_wait(fn, stream, on);
+    timed_wait(fn, stream, on, {}, check_header);
+    if (header_unchecked) tp.wait(fn, header_done_.get());  // done already where it came first on `on`
+    check_header();
+    if (disagreed) throw_invalid(fn, *disagreed + kEveryRank);
     if (bound_source != nullptr) error_bound = *h_bound;
     for (int r = 0; r < nranks(); ++r) {
       const std::uint64_t theirs = ws.host_row(r, set)[0];
@@ -260,11 +280,14 @@ class context {
     return sent;
   }
 
-  /// Waits for `waited` (the stream the sizes come on); phases are marked on `stream`.
-  void timed_wait(const char* fn, cudaStream_t stream, cudaStream_t waited, const std::string& peers = {}) {
+  /// Waits for `waited` (the stream the sizes come on), calling `interrupt` between polls; phases
+  /// are marked on `stream`.
+  template <class Interrupt = void (*)()>
+  void timed_wait(const char* fn, cudaStream_t stream, cudaStream_t waited, const std::string& peers = {},
+                  Interrupt&& interrupt = [] {}) {
     mark("size exchange", stream);
     const auto start = std::chrono::steady_clock::now();
-    tp.wait(fn, waited, peers);
+    tp.wait(fn, waited, peers, interrupt);
     mark("host gap", stream);
     size_wait_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     ++size_waits;
@@ -295,11 +318,15 @@ class context {
   }
 
   /// Waits for `stream` (watching the communicator) and throws format_error on every rank if a
-  /// chunk any rank received was corrupted: the ranks' decode reports are gathered first (a
-  /// collective: every rank calls check after the same collectives).
+  /// chunk any rank received was corrupted: the ranks' decode reports are gathered first. A
+  /// collective: every rank calls check after the same collectives, so a rank that died during
+  /// any of them, NCCL's own route included, is an error on every survivor here.
   void check(cudaStream_t stream) {
     static_assert(sizeof(device::detail::decode_report) == sizeof(std::uint64_t));
-    if (ws.held_bytes() == 0) return tp.wait("Communicator::check", stream);  // no chunk received yet
+    if (ws.held_bytes() == 0) {  // every call went to NCCL: reports of nothing, gathered all the same
+      ws.reserve(0, device::workspace_bytes<float>(0), 0, 1);
+      reset_report(stream);
+    }
     const int n = nranks();
     tp.enqueue(ncclAllGather(ws.report(), ws.gathered_reports(), 1, ncclUint64, tp.comm(), stream), "ncclAllGather");
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.host_reports(), ws.gathered_reports(), sizeof(std::uint64_t) * n, cudaMemcpyDeviceToHost,
@@ -314,6 +341,7 @@ class context {
   }
 
  private:
+  static constexpr const char* kEveryRank = " (every rank of the call reports this)";
   stream_handle size_stream_;  // the size exchanges beside the payloads
   event_handle header_done_{/*timing=*/false};
   bool header_pending_ = false;

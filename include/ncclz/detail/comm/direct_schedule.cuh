@@ -155,9 +155,9 @@ class direct_schedule {
     if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, count, range, stream);
     ctx_.fingerprint.set(call_field::parts, static_cast<std::uint64_t>(parts));
     ctx_.exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
-    if (parts > 1 && n > 1 && ctx_.tp.size_comm() == nullptr) {
-      ctx_.settle_header(fn);  // every rank agrees on the parts: all of them split here
-      ctx_.tp.split_size_comm();
+    if (parts > 1) {
+      ctx_.settle_header(fn);  // sizes go over the split communicator: agree before anything else
+      ctx_.tp.split_size_comm();  // the first call in parts, on every rank at once
     }
     red_.share_block_scales(fn, send, seg, stream);
     join(compute, stream, events++);

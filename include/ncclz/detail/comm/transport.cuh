@@ -81,11 +81,16 @@ class transport {
   /// error or at the timeout. `peers` names whom the wait depends on, for the message (all
   /// ranks when empty).
   void wait(const char* fn, cudaStream_t stream, const std::string& peers = {}) {
-    watch(fn, [stream] { return cudaStreamQuery(stream); }, peers);
+    watch(fn, [stream] { return cudaStreamQuery(stream); }, peers, [] {});
+  }
+  /// The same, calling `interrupt` between polls: it may throw to end the wait early.
+  template <class Interrupt>
+  void wait(const char* fn, cudaStream_t stream, const std::string& peers, Interrupt&& interrupt) {
+    watch(fn, [stream] { return cudaStreamQuery(stream); }, peers, interrupt);
   }
   /// The same for an event.
   void wait(const char* fn, cudaEvent_t event, const std::string& peers = {}) {
-    watch(fn, [event] { return cudaEventQuery(event); }, peers);
+    watch(fn, [event] { return cudaEventQuery(event); }, peers, [] {});
   }
 
   void abort() noexcept {
@@ -96,8 +101,8 @@ class transport {
   }
 
  private:
-  template <class Poll>
-  void watch(const char* fn, Poll poll, const std::string& peers) {
+  template <class Poll, class Interrupt>
+  void watch(const char* fn, Poll poll, const std::string& peers, Interrupt&& interrupt) {
     const auto whom = [&] { return peers.empty() ? "the other " + std::to_string(nranks_ - 1) + " rank(s)" : peers; };
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
     for (;;) {
@@ -125,6 +130,7 @@ class transport {
                     std::to_string(timeout_.count()) + " ms waiting for " + whom() + " (one may have died or not called " +
                     fn + "); the communicator was aborted");
       }
+      interrupt();
       std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
   }
