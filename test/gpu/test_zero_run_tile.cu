@@ -57,14 +57,17 @@ struct tile_job {
   std::uint32_t elements;
 };
 
-/// Encodes tile blockIdx.x of `in` as the codec kernels will: quantize and stage, measure, write,
-/// then the outliers (thread 0, in element order: simple, not fast) and the padding after them.
-template <class Codec, class T, bool kOutliers, bool kWrite = true>
+/// Encodes tile blockIdx.x of `in` as the codec kernels will: quantize and stage, measure, put the
+/// stream together in kStreamWords of shared memory where it fits (with 0, never: write puts it
+/// together in the tile), write, then the outliers (thread 0, in element order: simple, not fast)
+/// and the padding after them.
+template <class Codec, class T, bool kOutliers, bool kWrite = true, std::uint32_t kStreamWords = zrk::kStreamBufferWords>
 __global__ void __launch_bounds__(kTileThreads) encode_tiles(const T* in, const tile_job* jobs, ncclz::quant_params<T> p,
                                                              std::byte* out, std::uint64_t* sizes) {
   using Q = typename Codec::quantizer;
   __shared__ alignas(16) warp_stage stages[kTileWarps];
   __shared__ zrk::encode_shared s;
+  __shared__ std::uint32_t stream[kStreamWords > 0 ? kStreamWords : 1];
   __shared__ std::uint32_t outliers;
   const tile_job job = jobs[blockIdx.x];
   if (threadIdx.x == 0) outliers = 0;
@@ -86,7 +89,11 @@ __global__ void __launch_bounds__(kTileThreads) encode_tiles(const T* in, const 
   const std::uint32_t outlier_count = outliers;
   const zrk::plan pl = zrk::measure<T>(s, stages, job.elements, outlier_count);
   std::byte* const tile = out + job.at;
-  if constexpr (kWrite) zrk::write<T>(s, stages, job.elements, outlier_count, tile);
+  if constexpr (kWrite) {
+    const bool staged_stream = zrk::stage_stream(s, stages, job.elements, stream, kStreamWords);
+    __syncthreads();
+    zrk::write<T>(s, stages, job.elements, outlier_count, tile, staged_stream ? stream : nullptr);
+  }
   if (threadIdx.x == 0) {
     std::uint32_t o = 0;
     if constexpr (kOutliers) {
@@ -184,8 +191,9 @@ void sync_and_check() {
   NCCLZ_CUDA_TRY(cudaDeviceSynchronize());
 }
 
-/// Device-encoded tiles of `in` (tiles of 8192, the last what is left), each as its bytes.
-template <class Codec, class T>
+/// Device-encoded tiles of `in` (tiles of 8192, the last what is left), each as its bytes; streams
+/// of up to kStreamWords put together in shared memory.
+template <class Codec, class T, std::uint32_t kStreamWords = zrk::kStreamBufferWords>
 std::vector<bytes> device_encode(const std::vector<T>& in, const ncclz::quant_params<T>& p) {
   std::vector<tile_job> jobs;
   std::uint64_t capacity = 0;
@@ -200,7 +208,8 @@ std::vector<bytes> device_encode(const std::vector<T>& in, const ncclz::quant_pa
   device_array<std::byte> d_out(capacity);
   device_array<std::uint64_t> d_sizes(jobs.size());
   NCCLZ_CUDA_TRY(cudaMemset(d_out.ptr, 0xA5, capacity));  // poison: every byte must be written
-  encode_tiles<Codec, T, true><<<static_cast<unsigned>(jobs.size()), kTileThreads>>>(d_in.ptr, d_jobs.ptr, p, d_out.ptr, d_sizes.ptr);
+  encode_tiles<Codec, T, true, true, kStreamWords>
+      <<<static_cast<unsigned>(jobs.size()), kTileThreads>>>(d_in.ptr, d_jobs.ptr, p, d_out.ptr, d_sizes.ptr);
   sync_and_check();
   const std::vector<std::uint64_t> sizes = d_sizes.download(jobs.size());
   const std::vector<std::byte> all = d_out.download(capacity);
@@ -286,12 +295,13 @@ void require_same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   }
 }
 
-/// The whole round: device tiles == host tiles byte for byte; the device decodes the host's tiles
+/// The whole round: device tiles == host tiles byte for byte (their streams put together in shared
+/// memory where they fit kStreamWords, in the tile otherwise); the device decodes the host's tiles
 /// to the host's codes and (patched) values.
-template <class Codec, class T>
+template <class Codec, std::uint32_t kStreamWords = zrk::kStreamBufferWords, class T>
 void require_device_matches_host(const std::vector<T>& in, double bound) {
   const auto p = ncclz_test::params_for<Codec>(in, bound);
-  const std::vector<bytes> device_tiles = device_encode<Codec>(in, p);
+  const std::vector<bytes> device_tiles = device_encode<Codec, T, kStreamWords>(in, p);
   REQUIRE(device_tiles.size() == fmt::tile_count(in.size()));
   std::vector<encoded_tile> host_tiles;
   std::vector<zr::tile_codes> host_codes;
@@ -405,6 +415,7 @@ TEMPLATE_TEST_CASE("zero_run device tiles are the host's, byte for byte, and dec
         CAPTURE(n, name_of(s), bound);
         require_device_matches_host<RelFixed>(in, bound);
         require_device_matches_host<AbsFixed>(in, bound);
+        require_device_matches_host<RelFixed, 0>(in, bound);  // every stream put together in its tile
       }
     }
   }
@@ -434,6 +445,7 @@ TEST_CASE("zero_run device tiles: exact codes at the edges (widest values, runs 
   for (const auto& in : inputs) {
     CAPTURE(&in - inputs.data());
     require_device_matches_host<AbsFixed>(in, 0.5);  // step 1: the values are the codes
+    require_device_matches_host<AbsFixed, 0>(in, 0.5);
   }
 }
 
