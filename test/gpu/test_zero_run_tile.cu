@@ -449,6 +449,67 @@ TEST_CASE("zero_run device tiles: exact codes at the edges (widest values, runs 
   }
 }
 
+// The device encoder works a block of 32 values a lane and a sub-block a segment of 8 lanes: runs
+// that cross a block or a sub-block, fields that cross stream words, counters at their limits and
+// tiles that end inside a block all go through paths the host's sequential coder does not have.
+TEST_CASE("zero_run device tiles: runs over block and sub-block edges, long Rice quotients, full counters, ragged ends",
+          "[gpu][zero_run]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<std::vector<double>> inputs;
+  std::vector<double> v(8192, 0.0);
+  // Nonzeros on both sides of block edges (runs of 0, and of 30 across a lane's block), and runs
+  // from the end of one sub-block into the next.
+  for (std::uint32_t i = 0; i < v.size(); i += 32) {
+    v[i] = 2.0;
+    if (i % 256 == 224) v[i + 31] = -3.0;
+    if (i % 1024 == 512) v[i] = 0.0;
+  }
+  inputs.push_back(v);
+  // One nonzero a sub-block: at its last value (a run of 255), its first, or its middle.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t b = 0; b < 32; ++b) v[256 * b + (b % 3 == 0 ? 255 : (b % 3 == 1 ? 0 : 128))] = b % 2 ? 7.0 : -7.0;
+  inputs.push_back(v);
+  // 100 nonzeros, then 155 zeros and one more: the runs' Rice(0), a quotient of 155 bits; the
+  // magnitudes mostly the least, one of 40 in each group of 32: Rice(0), quotients of 39 bits.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t b = 0; b < 32; ++b) {
+    for (std::uint32_t i = 0; i < 100; ++i) v[256 * b + i] = (i % 2 ? 1.0 : -1.0) * (i % 32 == 31 ? 40.0 : 1.0);
+    v[256 * b + 255] = 40.0;
+  }
+  inputs.push_back(v);
+  // Every value of a sub-block nonzero with one stored magnitude bit set (a count of 256), and
+  // 128 runs of one zero (a run count of 128).
+  std::fill(v.begin(), v.end(), 0.0);
+  v[0] = 1.0;
+  for (std::uint32_t i = 256; i < 512; ++i) v[i] = 3.0;
+  for (std::uint32_t i = 1024; i < 1280; i += 2) v[i + 1] = i % 6 == 0 ? -5.0 : 5.0;
+  inputs.push_back(v);
+  // Sparse values whose magnitudes need 30 bits, in groups, beside small ones.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t i = 0; i < v.size(); i += 1 + static_cast<std::uint32_t>(g() % 9)) {
+    v[i] = (g() % 2 ? 1.0 : -1.0) * static_cast<double>(g() % 4 == 0 ? (1u << 29) + g() % (1u << 29) : 1 + g() % 3);
+  }
+  inputs.push_back(v);
+  // Tiles that end inside a block and inside a sub-block, their last value far from 0 (its delta
+  // to the zero after the end must not count).
+  for (const std::size_t n : {std::size_t{8193}, std::size_t{8192 + 31}, std::size_t{8192 + 33}, std::size_t{8192 + 255},
+                              std::size_t{8192 + 257}, std::size_t{8192 + 4001}}) {
+    std::vector<double> r(n, 0.0);
+    for (std::size_t i = 0; i < n; i += 1 + g() % 7) r[i] = static_cast<double>(static_cast<int>(g() % 11) - 5);
+    r.back() = 1000.0;
+    inputs.push_back(r);
+    std::fill(r.begin(), r.end(), 0.0);  // and all zero
+    inputs.push_back(r);
+  }
+  for (const auto& in : inputs) {
+    CAPTURE(&in - inputs.data(), in.size());
+    require_device_matches_host<AbsFixed>(in, 0.5);  // step 1: the values are the codes
+    require_device_matches_host<AbsFixed, 0>(in, 0.5);
+  }
+}
+
 namespace {
 
 /// Decodes `variants` (corrupted or truncated copies of tiles) on the device and on the host:
