@@ -57,14 +57,17 @@ struct tile_job {
   std::uint32_t elements;
 };
 
-/// Encodes tile blockIdx.x of `in` as the codec kernels will: quantize and stage, measure, write,
-/// then the outliers (thread 0, in element order: simple, not fast) and the padding after them.
-template <class Codec, class T, bool kOutliers, bool kWrite = true>
+/// Encodes tile blockIdx.x of `in` as the codec kernels will: quantize and stage, measure, put the
+/// stream together in kStreamWords of shared memory where it fits (with 0, never: write puts it
+/// together in the tile), write, then the outliers (thread 0, in element order: simple, not fast)
+/// and the padding after them.
+template <class Codec, class T, bool kOutliers, bool kWrite = true, std::uint32_t kStreamWords = zrk::kStreamBufferWords>
 __global__ void __launch_bounds__(kTileThreads) encode_tiles(const T* in, const tile_job* jobs, ncclz::quant_params<T> p,
                                                              std::byte* out, std::uint64_t* sizes) {
   using Q = typename Codec::quantizer;
   __shared__ alignas(16) warp_stage stages[kTileWarps];
   __shared__ zrk::encode_shared s;
+  __shared__ std::uint32_t stream[kStreamWords > 0 ? kStreamWords : 1];
   __shared__ std::uint32_t outliers;
   const tile_job job = jobs[blockIdx.x];
   if (threadIdx.x == 0) outliers = 0;
@@ -86,7 +89,11 @@ __global__ void __launch_bounds__(kTileThreads) encode_tiles(const T* in, const 
   const std::uint32_t outlier_count = outliers;
   const zrk::plan pl = zrk::measure<T>(s, stages, job.elements, outlier_count);
   std::byte* const tile = out + job.at;
-  if constexpr (kWrite) zrk::write<T>(s, stages, job.elements, outlier_count, tile);
+  if constexpr (kWrite) {
+    const bool staged_stream = zrk::stage_stream(s, stages, job.elements, stream, kStreamWords);
+    __syncthreads();
+    zrk::write<T>(s, stages, job.elements, outlier_count, tile, staged_stream ? stream : nullptr);
+  }
   if (threadIdx.x == 0) {
     std::uint32_t o = 0;
     if constexpr (kOutliers) {
@@ -184,8 +191,9 @@ void sync_and_check() {
   NCCLZ_CUDA_TRY(cudaDeviceSynchronize());
 }
 
-/// Device-encoded tiles of `in` (tiles of 8192, the last what is left), each as its bytes.
-template <class Codec, class T>
+/// Device-encoded tiles of `in` (tiles of 8192, the last what is left), each as its bytes; streams
+/// of up to kStreamWords put together in shared memory.
+template <class Codec, class T, std::uint32_t kStreamWords = zrk::kStreamBufferWords>
 std::vector<bytes> device_encode(const std::vector<T>& in, const ncclz::quant_params<T>& p) {
   std::vector<tile_job> jobs;
   std::uint64_t capacity = 0;
@@ -200,7 +208,8 @@ std::vector<bytes> device_encode(const std::vector<T>& in, const ncclz::quant_pa
   device_array<std::byte> d_out(capacity);
   device_array<std::uint64_t> d_sizes(jobs.size());
   NCCLZ_CUDA_TRY(cudaMemset(d_out.ptr, 0xA5, capacity));  // poison: every byte must be written
-  encode_tiles<Codec, T, true><<<static_cast<unsigned>(jobs.size()), kTileThreads>>>(d_in.ptr, d_jobs.ptr, p, d_out.ptr, d_sizes.ptr);
+  encode_tiles<Codec, T, true, true, kStreamWords>
+      <<<static_cast<unsigned>(jobs.size()), kTileThreads>>>(d_in.ptr, d_jobs.ptr, p, d_out.ptr, d_sizes.ptr);
   sync_and_check();
   const std::vector<std::uint64_t> sizes = d_sizes.download(jobs.size());
   const std::vector<std::byte> all = d_out.download(capacity);
@@ -286,12 +295,13 @@ void require_same_bits(const std::vector<T>& a, const std::vector<T>& b) {
   }
 }
 
-/// The whole round: device tiles == host tiles byte for byte; the device decodes the host's tiles
+/// The whole round: device tiles == host tiles byte for byte (their streams put together in shared
+/// memory where they fit kStreamWords, in the tile otherwise); the device decodes the host's tiles
 /// to the host's codes and (patched) values.
-template <class Codec, class T>
+template <class Codec, std::uint32_t kStreamWords = zrk::kStreamBufferWords, class T>
 void require_device_matches_host(const std::vector<T>& in, double bound) {
   const auto p = ncclz_test::params_for<Codec>(in, bound);
-  const std::vector<bytes> device_tiles = device_encode<Codec>(in, p);
+  const std::vector<bytes> device_tiles = device_encode<Codec, T, kStreamWords>(in, p);
   REQUIRE(device_tiles.size() == fmt::tile_count(in.size()));
   std::vector<encoded_tile> host_tiles;
   std::vector<zr::tile_codes> host_codes;
@@ -405,6 +415,7 @@ TEMPLATE_TEST_CASE("zero_run device tiles are the host's, byte for byte, and dec
         CAPTURE(n, name_of(s), bound);
         require_device_matches_host<RelFixed>(in, bound);
         require_device_matches_host<AbsFixed>(in, bound);
+        require_device_matches_host<RelFixed, 0>(in, bound);  // every stream put together in its tile
       }
     }
   }
@@ -434,6 +445,68 @@ TEST_CASE("zero_run device tiles: exact codes at the edges (widest values, runs 
   for (const auto& in : inputs) {
     CAPTURE(&in - inputs.data());
     require_device_matches_host<AbsFixed>(in, 0.5);  // step 1: the values are the codes
+    require_device_matches_host<AbsFixed, 0>(in, 0.5);
+  }
+}
+
+// The device encoder works a block of 32 values a lane and a sub-block a segment of 8 lanes: runs
+// that cross a block or a sub-block, fields that cross stream words, counters at their limits and
+// tiles that end inside a block all go through paths the host's sequential coder does not have.
+TEST_CASE("zero_run device tiles: runs over block and sub-block edges, long Rice quotients, full counters, ragged ends",
+          "[gpu][zero_run]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::vector<std::vector<double>> inputs;
+  std::vector<double> v(8192, 0.0);
+  // Nonzeros on both sides of block edges (runs of 0, and of 30 across a lane's block), and runs
+  // from the end of one sub-block into the next.
+  for (std::uint32_t i = 0; i < v.size(); i += 32) {
+    v[i] = 2.0;
+    if (i % 256 == 224) v[i + 31] = -3.0;
+    if (i % 1024 == 512) v[i] = 0.0;
+  }
+  inputs.push_back(v);
+  // One nonzero a sub-block: at its last value (a run of 255), its first, or its middle.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t b = 0; b < 32; ++b) v[256 * b + (b % 3 == 0 ? 255 : (b % 3 == 1 ? 0 : 128))] = b % 2 ? 7.0 : -7.0;
+  inputs.push_back(v);
+  // 100 nonzeros, then 155 zeros and one more: the runs' Rice(0), a quotient of 155 bits; the
+  // magnitudes mostly the least, one of 40 in each group of 32: Rice(0), quotients of 39 bits.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t b = 0; b < 32; ++b) {
+    for (std::uint32_t i = 0; i < 100; ++i) v[256 * b + i] = (i % 2 ? 1.0 : -1.0) * (i % 32 == 31 ? 40.0 : 1.0);
+    v[256 * b + 255] = 40.0;
+  }
+  inputs.push_back(v);
+  // Every value of a sub-block nonzero with one stored magnitude bit set (a count of 256), and
+  // 128 runs of one zero (a run count of 128).
+  std::fill(v.begin(), v.end(), 0.0);
+  v[0] = 1.0;
+  for (std::uint32_t i = 256; i < 512; ++i) v[i] = 3.0;
+  for (std::uint32_t i = 1024; i < 1280; i += 2) v[i + 1] = i % 6 == 0 ? -5.0 : 5.0;
+  inputs.push_back(v);
+  // Sparse values whose magnitudes need 30 bits, in groups, beside small ones.
+  std::fill(v.begin(), v.end(), 0.0);
+  for (std::uint32_t i = 0; i < v.size(); i += 1 + static_cast<std::uint32_t>(g() % 9)) {
+    v[i] = (g() % 2 ? 1.0 : -1.0) * static_cast<double>(g() % 4 == 0 ? (1u << 29) + g() % (1u << 29) : 1 + g() % 3);
+  }
+  inputs.push_back(v);
+  // Tiles that end inside a block and inside a sub-block, their last value far from 0 (its delta
+  // to the zero after the end must not count).
+  for (const std::size_t n : {std::size_t{8193}, std::size_t{8192 + 31}, std::size_t{8192 + 33}, std::size_t{8192 + 255},
+                              std::size_t{8192 + 257}, std::size_t{8192 + 4001}}) {
+    std::vector<double> r(n, 0.0);
+    for (std::size_t i = 0; i < n; i += 1 + g() % 7) r[i] = static_cast<double>(static_cast<int>(g() % 11) - 5);
+    r.back() = 1000.0;
+    inputs.push_back(r);
+    std::fill(r.begin(), r.end(), 0.0);  // and all zero
+    inputs.push_back(r);
+  }
+  for (const auto& in : inputs) {
+    CAPTURE(&in - inputs.data(), in.size());
+    require_device_matches_host<AbsFixed>(in, 0.5);  // step 1: the values are the codes
+    require_device_matches_host<AbsFixed, 0>(in, 0.5);
   }
 }
 

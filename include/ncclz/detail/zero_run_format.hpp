@@ -206,49 +206,89 @@ struct magnitude_sums {
 };
 
 /// Rice(j) for j of 0..14, or groups of 32 (form 15): the fewest bits, the form field included,
-/// the smaller form on a tie.
-NCCLZ_HOST_DEVICE inline choice choose_magnitude_form(const magnitude_sums& m) {
-  choice best{kMagnitudeGroups, kMagnitudeFormBits + m.grouped_bits};
-  std::uint64_t low = m.low_bits[15];  // the sum of (m mod 2^16) >> (j + 1), from the top bit down
+/// the smaller form on a tie. From magnitude_sums' fields, `low_bit(b)` giving low_bits[b] (the
+/// device reads its counts out of packed counters).
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
+template <class LowBits>
+NCCLZ_HOST_DEVICE choice choose_magnitude_form(std::uint32_t count, std::uint32_t high, std::uint64_t grouped_bits,
+                                               const LowBits& low_bit) {
+  choice best{kMagnitudeGroups, kMagnitudeFormBits + grouped_bits};
+  std::uint64_t low = low_bit(15);  // the sum of (m mod 2^16) >> (j + 1), from the top bit down
   NCCLZ_ZERO_RUN_UNROLL
   for (std::uint32_t j = kMagnitudeGroups; j-- > 0;) {  // downwards, so a tie keeps the smaller j
-    low = 2 * low + m.low_bits[j];
-    const std::uint64_t rice_bits = (std::uint64_t{m.high} << (16 - j)) + low + std::uint64_t{m.count} * (1 + j);
+    low = 2 * low + low_bit(j);
+    const std::uint64_t rice_bits = (std::uint64_t{high} << (16 - j)) + low + std::uint64_t{count} * (1 + j);
     if (kMagnitudeFormBits + rice_bits <= best.bits) best = {j, kMagnitudeFormBits + rice_bits};
   }
   return best;
 }
 
+NCCLZ_HOST_DEVICE inline choice choose_magnitude_form(const magnitude_sums& m) {
+  return choose_magnitude_form(m.count, m.high, m.grouped_bits, [&m](std::uint32_t b) { return m.low_bits[b]; });
+}
+
+/// Runs of zeros in a sub-block are under 256: 8 bits.
+inline constexpr std::uint32_t kRunBits = 8;
+static_assert(kSubblockElements <= (1u << kRunBits), "a run fits 8 bits");
+
 /// What the form choice of a sub-block needs: sums over its values. The host adds them value by
 /// value (subblock_stats); the device with warp reductions (zero_run_tile.cuh); the choice is this
-/// code on both.
+/// code on both. The runs' Rice(k) bits take the sum of r >> k, which is the sum over bits b >= k
+/// of run_bits[b] 2^(b - k), as the magnitudes' do.
 struct subblock_sums {
   std::uint32_t nonzeros = 0;
-  std::uint32_t negatives = 0;                  ///< nonzeros with a negative sign
-  std::uint64_t dense_bits = 0;                 ///< the values as groups of 32: sum of group_bits(size, width)
-  std::uint32_t run_shifted[kMaxRice + 1] = {};  ///< over the runs of zeros before each nonzero: sum of r >> k
+  std::uint32_t negatives = 0;              ///< nonzeros with a negative sign
+  std::uint64_t dense_bits = 0;             ///< the values as groups of 32: sum of group_bits(size, width)
+  std::uint32_t run_bits[kRunBits] = {};  ///< over the runs of zeros before each nonzero: how many have bit b set
   magnitude_sums magnitudes;
 };
 
-NCCLZ_HOST_DEVICE constexpr sign_mode signs_of(const subblock_sums& s) {
-  return s.negatives == s.nonzeros ? sign_mode::negative : (s.negatives > 0 ? sign_mode::mixed : sign_mode::positive);
+NCCLZ_HOST_DEVICE constexpr sign_mode signs_of(std::uint32_t nonzeros, std::uint32_t negatives) {
+  return negatives == nonzeros ? sign_mode::negative : (negatives > 0 ? sign_mode::mixed : sign_mode::positive);
+}
+NCCLZ_HOST_DEVICE constexpr sign_mode signs_of(const subblock_sums& s) { return signs_of(s.nonzeros, s.negatives); }
+
+/// The sum of r >> k over the runs, from their bit counts (`run_bit(b)`, b < kRunBits).
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
+template <class RunBits>
+NCCLZ_HOST_DEVICE std::uint32_t run_shifted(const RunBits& run_bit, std::uint32_t k) {
+  std::uint32_t shifted = 0;
+  NCCLZ_ZERO_RUN_UNROLL
+  for (std::uint32_t b = kRunBits; b-- > 0;) shifted = b >= k ? 2 * shifted + run_bit(b) : shifted;
+  return shifted;
 }
 
-/// The smallest form: exact bit counts, the smaller form on a tie; 0 bits (no form) when every
-/// value is 0. Dense: 4 + sum over groups of (6 + 32 w); sparse k: 4 + 8 + the runs' Rice(k) bits
-/// + 2 (+ a bit per nonzero if mixed) + the magnitudes' bits.
-NCCLZ_HOST_DEVICE inline choice choose_form(const subblock_sums& s) {
-  const std::uint32_t c = s.nonzeros;
+/// The smallest form, given the magnitudes' (choose_magnitude_form): exact bit counts, the smaller
+/// form on a tie; 0 bits (no form) when every value is 0. Dense: 4 + sum over groups of (6 + 32
+/// w); sparse k: 4 + 8 + the runs' Rice(k) bits + 2 (+ a bit per nonzero if mixed) + the
+/// magnitudes' bits. From subblock_sums' fields, `run_bit(b)` giving run_bits[b].
+NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
+template <class RunBits>
+NCCLZ_HOST_DEVICE choice choose_form(std::uint32_t nonzeros, std::uint32_t negatives, std::uint64_t dense_bits,
+                                     const RunBits& run_bit, const choice& magnitudes) {
+  const std::uint32_t c = nonzeros;
   if (c == 0) return {};
-  choice best{kDense, kFormBits + s.dense_bits};
-  const std::uint64_t sign_bits = kSignModeBits + (signs_of(s) == sign_mode::mixed ? c : 0);
-  const std::uint64_t sparse_fixed = kFormBits + kCountBits + sign_bits + choose_magnitude_form(s.magnitudes).bits;
+  choice best{kDense, kFormBits + dense_bits};
+  const std::uint64_t sign_bits = kSignModeBits + (signs_of(c, negatives) == sign_mode::mixed ? c : 0);
+  const std::uint64_t sparse_fixed = kFormBits + kCountBits + sign_bits + magnitudes.bits;
+  std::uint32_t shifted = 0;  // the sum of r >> k, from the top bit down (0 for k = 8)
   NCCLZ_ZERO_RUN_UNROLL
   for (std::uint32_t k = kMaxRice + 1; k-- > 0;) {
-    const std::uint64_t bits = sparse_fixed + s.run_shifted[k] + std::uint64_t{c} * (1 + k);
+    if (k < kRunBits) shifted = 2 * shifted + run_bit(k);
+    const std::uint64_t bits = sparse_fixed + shifted + std::uint64_t{c} * (1 + k);
     if (bits <= best.bits) best = {k, bits};
   }
   return best;
+}
+static_assert(kMaxRice == kRunBits, "Rice(8) of a run under 256 is its 9 fixed bits");
+
+NCCLZ_HOST_DEVICE inline choice choose_form(const subblock_sums& s, const choice& magnitudes) {
+  return choose_form(s.nonzeros, s.negatives, s.dense_bits, [&s](std::uint32_t b) { return s.run_bits[b]; }, magnitudes);
+}
+
+/// The smallest form (the magnitudes' form worked out here).
+NCCLZ_HOST_DEVICE inline choice choose_form(const subblock_sums& s) {
+  return s.nonzeros == 0 ? choice{} : choose_form(s, choose_magnitude_form(s.magnitudes));
 }
 
 /// How one sub-block is written: what put_subblock needs besides the values.
@@ -297,7 +337,7 @@ class subblock_stats {
       return;
     }
     NCCLZ_ZERO_RUN_UNROLL
-    for (std::uint32_t k = 0; k <= kMaxRice; ++k) sums_.run_shifted[k] += run_ >> k;
+    for (std::uint32_t b = 0; b < kRunBits; ++b) sums_.run_bits[b] += (run_ >> b) & 1u;  // run_ < 256
     ++sums_.nonzeros;
     sums_.negatives += z & 1u;
     magnitudes_.add(magnitude(z) - min_magnitude_);

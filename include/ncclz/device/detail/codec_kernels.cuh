@@ -157,15 +157,23 @@ struct encode_shared_huffman : encode_shared_common {
   huffman::encode_shared huffman;
   std::uint32_t parked_place[kTileThreads];
 };
+// Coders with zero_run tiles put a tile's stream together in shared memory where it fits
+// (zero_run::stage_stream): the ZeroRun coder in words of its own, Adaptive in its huffman scratch,
+// which a zero_run tile leaves unused once its mode is chosen.
 struct encode_shared_zero_run : encode_shared_common {
   zero_run::encode_shared zero_run;
   std::uint32_t parked_place[kTileThreads];
+  std::uint32_t zero_run_stream[zero_run::kStreamBufferWords];
 };
 struct encode_shared_adaptive : encode_shared_common {
-  huffman::encode_shared huffman;
+  union {
+    huffman::encode_shared huffman;
+    std::uint32_t zero_run_stream[sizeof(huffman::encode_shared) / 4];
+  };
   zero_run::encode_shared zero_run;
   std::uint32_t parked_place[kTileThreads];
 };
+static_assert(sizeof(huffman::encode_shared) / 4 >= zero_run::kStreamBufferWords, "Adaptive stages zero_run streams as ZeroRun does");
 template <class Coder>
 using encode_shared = std::conditional_t<
     Coder::tries_huffman && Coder::tries_zero_run, encode_shared_adaptive,
@@ -538,6 +546,36 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   // Publish the size at once, stage what needs no offset, then learn the offset: the tiles
   // before have published theirs meanwhile, more often than not.
   if (threadIdx.x == 0) lookback_publish(tile_words, tile, tile_bytes);
+  // Warp 0 learns the tile's offset and enters it in the table (and the header, for the last tile).
+  const auto learn_offset = [&] {
+    const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
+    if (lane == 0) {
+      const std::uint64_t offset = tiles_begin + before;  // from the end of the header
+      reinterpret_cast<std::uint32_t*>(out + sizeof(format::chunk_header))[tile] = static_cast<std::uint32_t>(offset / 8);
+      s.tile_begin = sizeof(format::chunk_header) + offset;
+      if (tile == tiles - 1) {
+        header->payload_bytes = offset + tile_bytes;
+        if (out_bytes) *out_bytes = sizeof(format::chunk_header) + offset + tile_bytes;
+      }
+    }
+  };
+  const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
+  if constexpr (Coder::tries_zero_run) {
+    // A zero_run tile on its own way to the end (the deltas in zz, which the other modes write
+    // from, are dead on it: held through the stream's assembly, they spilled): its stream put
+    // together in shared memory while the tiles before publish, then copied out.
+    if (mode == tile_mode::zero_run) {
+      const bool staged =
+          zero_run::stage_stream(s.zero_run, s.stage, elements, s.zero_run_stream, sizeof(s.zero_run_stream) / 4);
+      if (warp_index == 0) learn_offset();
+      __syncthreads();
+      std::byte* const dst = out + s.tile_begin;
+      zero_run::write<T>(s.zero_run, s.stage, elements, outliers, dst, staged ? s.zero_run_stream : nullptr);
+      write_outliers<T>(in, dst, zero_run_plan.outlier_index, zero_run_plan.outlier_values, zero_run_plan.bytes, outliers,
+                        outliers_before, outlier_bits, first, tile_first);
+      return;
+    }
+  }
   [[maybe_unused]] const std::uint32_t* staged_stream = nullptr;
   if constexpr (Coder::tries_huffman) {
     auto* scratch = reinterpret_cast<std::uint32_t*>(s.stage);  // free: a huffman tile's deltas are in zz
@@ -563,16 +601,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     if (stage_planes) write_planes(reinterpret_cast<std::uint32_t*>(stage) + place.words_before, zz, place.width);
   }
   if (warp_index == 0) {
-    const std::uint64_t before = lookback_exclusive_prefix(tile_words, tile, tile_bytes);
-    if (lane == 0) {
-      const std::uint64_t offset = tiles_begin + before;  // from the end of the header
-      reinterpret_cast<std::uint32_t*>(out + sizeof(format::chunk_header))[tile] = static_cast<std::uint32_t>(offset / 8);
-      s.tile_begin = sizeof(format::chunk_header) + offset;
-      if (tile == tiles - 1) {
-        header->payload_bytes = offset + tile_bytes;
-        if (out_bytes) *out_bytes = sizeof(format::chunk_header) + offset + tile_bytes;
-      }
-    }
+    learn_offset();
     if constexpr (kWarp0PlanesAfterLookback) {
       if (stage_planes) write_planes(staged_block_planes, zz, place.width);
     }
@@ -591,7 +620,6 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     if (threadIdx.x < raw_bytes - used) dst[used + threadIdx.x] = std::byte{0};
     return;
   }
-  const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
   if constexpr (Coder::tries_huffman) {
     if (mode == tile_mode::huffman) {
       huffman::write_tile(s.huffman, huffman_plan, elements, outliers, base, dst, zz, block_count, huffman_offset,
@@ -601,15 +629,6 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       return;
     }
   }
-  if constexpr (Coder::tries_zero_run) {
-    if (mode == tile_mode::zero_run) {
-      zero_run::write<T>(s.zero_run, s.stage, elements, outliers, dst);
-      write_outliers<T>(in, dst, zero_run_plan.outlier_index, zero_run_plan.outlier_values, zero_run_plan.bytes, outliers,
-                        outliers_before, outlier_bits, first, tile_first);
-      return;
-    }
-  }
-
   // Worked out again only here, where a fixed_length tile is written (held through the trials,
   // the trial's layout took registers).
   const format::fixed_tile_layout layout =
