@@ -234,8 +234,7 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t entropy_bar(std::uint64_t fixed_length
 
 /// The elements of a tile the Adaptive selector counts before it measures zero_run or estimates
 /// huffman: 1, 9, 17, ... (every 8th, from element 1). Counting every element's zeros on every
-/// tile cost Adaptive 4-5% of its encode where it keeps fixed_length (docs/benchmarks.md, eighth
-/// session).
+/// tile cost Adaptive 4-5% of its encode where it keeps fixed_length (docs/design.md).
 inline constexpr std::uint32_t kSelectorStride = 8;
 NCCLZ_HOST_DEVICE constexpr bool in_selector_sample(std::uint32_t element) { return element % kSelectorStride == 1; }
 /// How many of a tile's `elements` are in the sample.

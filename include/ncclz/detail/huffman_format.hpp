@@ -1,7 +1,7 @@
 // The huffman tile mode's layout and integer rules (docs/format.md, "Huffman tile"), shared by the
 // host reference (host/huffman_reference.hpp) and the device coder (device/detail/huffman_tile.cuh)
 // so both compute the same alphabet, sizes and estimates. Everything here is constexpr and integer
-// only: the device calls it through --expt-relaxed-constexpr and gets the same bits.
+// only: device code uses it through --expt-relaxed-constexpr and gets the same bits.
 #pragma once
 
 #include <cstddef>
@@ -149,12 +149,12 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
 /// counted and estimated. Counting every delta was most of the selector's time where it keeps
 /// fixed_length (smooth field at REL 1e-4: Adaptive encoded at 441 GB/s, FixedLength at 710). An
 /// eighth, not a quarter: the same speed, and on the tiled fields it stops no tile that huffman
-/// wins (a quarter stopped 3 of 2048 at REL 1e-4; docs/results/2026-12-01e/call8).
+/// wins (a quarter stopped 3 of 2048 at REL 1e-4; docs/design.md).
 ///
 /// The gate's estimate is raised by 1/kGateMarginDivisor (0.8%), about the sampling error of a
 /// 1024-delta entropy: a tile whose sample comes that close to the bar is a tie that huffman
 /// would win by less, if at all. Host, the bench's inputs and the fields at REL 1e-3 and 1e-4
-/// (docs/results/2026-12-02d): on 16-bit noise at 1e-4 the gate passed 31-56% of tiles, each
+/// (docs/design.md): on 16-bit noise at 1e-4 the gate passed 31-56% of tiles, each
 /// turned down by the estimate, and now passes 1 of 512 (bf16) and none (f16); no chunk of any
 /// input changes size. Binning the sample under 64 literals read it closer, but lost 8-29% on
 /// 16-bit fields at 1e-4, whose deltas sit on a few values inside a width class.
@@ -167,7 +167,7 @@ inline constexpr std::uint64_t kGateMarginDivisor = 128;
 /// Without it the gate read f32 noise at REL 1e-3 2.5% under the bar and passed every tile, which
 /// the estimate then turned down (0.3% over the bar): Adaptive counted the whole histogram only to
 /// keep fixed_length, 24% slower than FixedLength. With it (host,
-/// docs/results/2026-12-02e/gate-bits-host.txt), noise at REL 1e-3 passes no tile of f32, bf16
+/// docs/design.md), noise at REL 1e-3 passes no tile of f32, bf16
 /// or f16; f32 noise at 2e-3, where huffman wins 100 of 512 tiles by a hair, keeps fixed_length
 /// for all of them (0.7% of the chunk); on the 13 fields at REL 1e-3 and 1e-4 (f32, bf16, f16) no
 /// chunk stops more than one tile the gate let through before (0.29% of the chunk at most), and

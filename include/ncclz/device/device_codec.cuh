@@ -76,7 +76,7 @@ void prefer_shared_memory(Kernel* kernel) {
 /// Launches `kernel` as a programmatic dependent of the stream's previous kernel where the device
 /// has them (compute capability 9.0 on): its blocks are dispatched as that kernel's last blocks
 /// finish, instead of after a launch gap, and wait for it inside (wait_for_previous_grid). The
-/// encoder after the range pass, 64 MiB f32: compress 1-3 us sooner on every coder (session 13).
+/// encoder after the range pass, 64 MiB f32: compress 1-3 us sooner on every coder.
 template <class... Params, class... Args>
 void launch_dependent(void (*kernel)(Params...), unsigned grid, unsigned block, cudaStream_t stream, Args... args) {
   int device = 0, major = 0;

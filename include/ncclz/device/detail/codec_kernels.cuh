@@ -589,7 +589,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   // then overlaps the look-back's wait instead of following it. For doubles warp 0 looks back
   // first and transposes after, which publishes the tile's inclusive prefix sooner: 64 MiB,
   // Adaptive smooth_f64 1e-4 844 -> 943 GB/s; on the other types that order lost 3-7%
-  // (FixedLength noise f32 1e-3 729 -> 698, Adaptive f16 noise 1e-4 284 -> 264; session 9, call 5).
+  // (FixedLength noise f32 1e-3 729 -> 698, Adaptive f16 noise 1e-4 284 -> 264).
   // The block's planes pointer is spelled out per branch on purpose: each spelling compiles to
   // the code that was measured and GPU-tested (one shared variable changes FixedLength f16's).
   constexpr bool kWarp0PlanesAfterLookback = sizeof(T) == 8;
