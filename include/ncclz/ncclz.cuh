@@ -17,3 +17,4 @@
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
 #include "ncclz/quantizer.hpp"
+#include "ncclz/version.hpp"
