@@ -6,6 +6,7 @@
 #   pkg_config          nvcc with `pkg-config --cflags --libs ncclz`, after `meson install` of
 #                       BUILD_ROOT (configured with PREFIX and LIBDIR) into the scratch folder
 #   cmake_find_package  CMake find_package(ncclz VERSION) after `cmake --install` of SOURCE_ROOT
+#                       (and, configure only, after `meson install` of BUILD_ROOT)
 #   cmake_fetchcontent  CMake FetchContent from SOURCE_ROOT
 # Then runs it: without a GPU it exits 77 (skipped), and building was the check.
 set -eu
@@ -66,6 +67,11 @@ case $route in
       -DNCCLZ_EXPECTED_VERSION="$version" -DCMAKE_CUDA_ARCHITECTURES=90
     run cmake --build "$scratch/build"
     exe=$scratch/build/consumer
+    # `meson install` writes the same package: find_package must take it as well (configuring is
+    # the check; the program is the one just built).
+    run meson install -C "$build" --no-rebuild --destdir "$scratch/meson-root"
+    run cmake -G Ninja -S "$proj" -B "$scratch/meson-installed" -DNCCLZ_ROUTE=find_package \
+      -DCMAKE_PREFIX_PATH="$scratch/meson-root$prefix" -DNCCLZ_EXPECTED_VERSION="$version" -DCMAKE_CUDA_ARCHITECTURES=90
     ;;
   cmake_fetchcontent)
     cp "$here/cmake/CMakeLists.txt" "$proj/"
