@@ -1,6 +1,7 @@
 // ncclz-codec-bench: ratio, throughput and error of the device codec on real and generated inputs,
 // with a device-to-device copy as the memory roofline. It prints figures; it is not a test, but it
-// exits 1 when a decoded value breaks its bound (or a decode fails), 2 on any other error.
+// exits 1 when a decoded value breaks its bound (or a decode fails), 77 without a GPU (as the tests
+// and ncclz-perf do), 2 on any other error.
 //
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
 //                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,zero_run,adaptive] [--seed S]
@@ -524,6 +525,13 @@ int bench_lossless(const Context& c, const std::string& dir, const std::vector<s
 
 int run(int argc, char** argv) {
   Options o = parse(argc, argv);
+  int devices = 0;
+  const cudaError_t status = cudaGetDeviceCount(&devices);
+  if (status != cudaSuccess || devices == 0) {
+    std::fprintf(stderr, "ncclz-codec-bench: no CUDA device (%s): nothing to measure\n",
+                 status != cudaSuccess ? cudaGetErrorString(status) : "none visible");
+    return 77;
+  }
   std::random_device rd;
   if (!o.seed_given) o.seed = (std::uint64_t{rd()} << 32) ^ rd();
   int dev = 0, rt = 0, drv = 0;

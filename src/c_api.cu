@@ -1,0 +1,208 @@
+// libncclz: the C interface of ncclz/ncclz.h over ncclz::Communicator. One class template,
+// comm_of<Codec>, instantiates the six collectives for the four element types of one codec; the
+// menu of codecs (ncclzCodec_t) is what keeps this one translation unit's compile time bounded
+// (docs/install.md gives it).
+#include <ncclz/ncclz.cuh>
+#include <ncclz/ncclz.h>
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <new>
+#include <string>
+
+struct ncclzComm {
+  virtual ~ncclzComm() = default;
+  virtual void allreduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b, cudaStream_t st) = 0;
+  virtual void reduce_scatter(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b,
+                              cudaStream_t st) = 0;
+  virtual void reduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, int root, double b,
+                      cudaStream_t st) = 0;
+  virtual void allgather(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) = 0;
+  virtual void broadcast(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, double b, cudaStream_t st) = 0;
+  virtual void alltoall(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) = 0;
+  virtual void check(cudaStream_t st) = 0;
+  [[nodiscard]] virtual const ncclz::call_info& last_call() const = 0;
+};
+
+namespace {
+
+thread_local std::string last_error;
+
+/// Calls f with the C++ element type of `t`.
+template <class F>
+void with_type(const char* fn, ncclDataType_t t, F&& f) {
+  switch (t) {
+    case ncclFloat32: f.template operator()<float>(); return;
+    case ncclFloat64: f.template operator()<double>(); return;
+    case ncclFloat16: f.template operator()<__half>(); return;
+    case ncclBfloat16: f.template operator()<__nv_bfloat16>(); return;
+    default:
+      ncclz::detail::throw_invalid(fn, "datatype " + std::to_string(static_cast<int>(t)) +
+                                           " is not one ncclz codes: ncclFloat32, ncclFloat64, ncclFloat16 or ncclBfloat16");
+  }
+}
+
+template <class Codec>
+class comm_of final : public ncclzComm {
+ public:
+  comm_of(ncclComm_t comm, const ncclz::communicator_config& config) : c_(comm, config) {}
+
+  void allreduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b, cudaStream_t st) override {
+    with_type("ncclzAllReduce", t, [&]<class T>() { c_.allreduce(static_cast<const T*>(s), static_cast<T*>(r), n, op, b, st); });
+  }
+  void reduce_scatter(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b,
+                      cudaStream_t st) override {
+    with_type("ncclzReduceScatter", t,
+              [&]<class T>() { c_.reduce_scatter(static_cast<const T*>(s), static_cast<T*>(r), n, op, b, st); });
+  }
+  void reduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, int root, double b,
+              cudaStream_t st) override {
+    with_type("ncclzReduce", t,
+              [&]<class T>() { c_.reduce(static_cast<const T*>(s), static_cast<T*>(r), n, op, root, b, st); });
+  }
+  void allgather(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) override {
+    with_type("ncclzAllGather", t, [&]<class T>() { c_.allgather(static_cast<const T*>(s), static_cast<T*>(r), n, b, st); });
+  }
+  void broadcast(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, double b, cudaStream_t st) override {
+    with_type("ncclzBroadcast", t,
+              [&]<class T>() { c_.broadcast(static_cast<const T*>(s), static_cast<T*>(r), n, root, b, st); });
+  }
+  void alltoall(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) override {
+    with_type("ncclzAlltoAll", t, [&]<class T>() { c_.alltoall(static_cast<const T*>(s), static_cast<T*>(r), n, b, st); });
+  }
+  void check(cudaStream_t st) override { c_.check(st); }
+  [[nodiscard]] const ncclz::call_info& last_call() const override { return c_.last_call(); }
+
+ private:
+  ncclz::Communicator<Codec> c_;
+};
+
+using RelFixedLength = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using AbsFixedLength = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelAdaptive = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using AbsAdaptive = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+
+/// Runs f; turns what it throws into an ncclResult_t and the thread's last error.
+template <class F>
+ncclResult_t guarded(F&& f) noexcept {
+  try {
+    f();
+    return ncclSuccess;
+  } catch (const ncclz::invalid_argument& e) {
+    last_error = e.what();
+    return ncclInvalidArgument;
+  } catch (const ncclz::nccl_error& e) {
+    last_error = e.what();
+    return e.status() == ncclSuccess ? ncclInternalError : static_cast<ncclResult_t>(e.status());
+  } catch (const ncclz::cuda_error& e) {
+    last_error = e.what();
+    return ncclUnhandledCudaError;
+  } catch (const std::bad_alloc&) {
+    last_error = "out of host memory";
+    return ncclSystemError;
+  } catch (const std::exception& e) {
+    last_error = e.what();
+    return ncclInternalError;
+  } catch (...) {
+    last_error = "an exception that is not a std::exception";
+    return ncclInternalError;
+  }
+}
+
+ncclzComm& comm_or_throw(const char* fn, ncclzComm_t comm) {
+  if (comm == nullptr) ncclz::detail::throw_invalid(fn, "comm is NULL (ncclzCommCreate makes one)");
+  return *comm;
+}
+
+}  // namespace
+
+extern "C" {
+
+ncclResult_t ncclzCommCreate(ncclComm_t comm, const ncclzConfig* config, ncclzComm_t* out) {
+  return guarded([&] {
+    constexpr const char* fn = "ncclzCommCreate";
+    if (out == nullptr) ncclz::detail::throw_invalid(fn, "out is NULL");
+    *out = nullptr;
+    if (config == nullptr) ncclz::detail::throw_invalid(fn, "config is NULL (start from NCCLZ_CONFIG_INITIALIZER)");
+    if (config->autotune != 0 && config->autotune != 1) {
+      ncclz::detail::throw_invalid(fn, "config->autotune is " + std::to_string(config->autotune) + ": 0 or 1");
+    }
+    if (config->timeoutMs < 0) {
+      ncclz::detail::throw_invalid(fn, "config->timeoutMs is " + std::to_string(config->timeoutMs) + ": 0 (default) or more");
+    }
+    ncclz::communicator_config c;
+    if (config->fallbackBelowBytes != SIZE_MAX) c.fallback_below_bytes = config->fallbackBelowBytes;
+    c.autotune = config->autotune == 1;
+    if (config->timeoutMs > 0) c.timeout = std::chrono::milliseconds(config->timeoutMs);
+    std::unique_ptr<ncclzComm> made;
+    switch (config->codec) {
+      case ncclzRelFixedLength: made = std::make_unique<comm_of<RelFixedLength>>(comm, c); break;
+      case ncclzAbsFixedLength: made = std::make_unique<comm_of<AbsFixedLength>>(comm, c); break;
+      case ncclzRelAdaptive: made = std::make_unique<comm_of<RelAdaptive>>(comm, c); break;
+      case ncclzAbsAdaptive: made = std::make_unique<comm_of<AbsAdaptive>>(comm, c); break;
+      default:
+        ncclz::detail::throw_invalid(fn, "config->codec is " + std::to_string(static_cast<int>(config->codec)) +
+                                             ": one of ncclzCodec_t (0 to " + std::to_string(ncclzNumCodecs - 1) + ")");
+    }
+    *out = made.release();
+  });
+}
+
+ncclResult_t ncclzCommDestroy(ncclzComm_t comm) {
+  return guarded([&] { delete comm; });
+}
+
+ncclResult_t ncclzAllReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                            double bound, ncclzComm_t comm, cudaStream_t stream) {
+  return guarded([&] { comm_or_throw("ncclzAllReduce", comm).allreduce(sendbuff, recvbuff, count, datatype, op, bound, stream); });
+}
+
+ncclResult_t ncclzReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount, ncclDataType_t datatype,
+                                ncclRedOp_t op, double bound, ncclzComm_t comm, cudaStream_t stream) {
+  return guarded([&] {
+    comm_or_throw("ncclzReduceScatter", comm).reduce_scatter(sendbuff, recvbuff, recvcount, datatype, op, bound, stream);
+  });
+}
+
+ncclResult_t ncclzReduce(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, ncclRedOp_t op,
+                         int root, double bound, ncclzComm_t comm, cudaStream_t stream) {
+  return guarded(
+      [&] { comm_or_throw("ncclzReduce", comm).reduce(sendbuff, recvbuff, count, datatype, op, root, bound, stream); });
+}
+
+ncclResult_t ncclzAllGather(const void* sendbuff, void* recvbuff, size_t sendcount, ncclDataType_t datatype, double bound,
+                            ncclzComm_t comm, cudaStream_t stream) {
+  return guarded(
+      [&] { comm_or_throw("ncclzAllGather", comm).allgather(sendbuff, recvbuff, sendcount, datatype, bound, stream); });
+}
+
+ncclResult_t ncclzBroadcast(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, int root,
+                            double bound, ncclzComm_t comm, cudaStream_t stream) {
+  return guarded(
+      [&] { comm_or_throw("ncclzBroadcast", comm).broadcast(sendbuff, recvbuff, count, datatype, root, bound, stream); });
+}
+
+ncclResult_t ncclzAlltoAll(const void* sendbuff, void* recvbuff, size_t count, ncclDataType_t datatype, double bound,
+                           ncclzComm_t comm, cudaStream_t stream) {
+  return guarded([&] { comm_or_throw("ncclzAlltoAll", comm).alltoall(sendbuff, recvbuff, count, datatype, bound, stream); });
+}
+
+ncclResult_t ncclzCheck(ncclzComm_t comm, cudaStream_t stream) {
+  return guarded([&] { comm_or_throw("ncclzCheck", comm).check(stream); });
+}
+
+ncclResult_t ncclzGetLastCallInfo(ncclzComm_t comm, ncclzCallInfo* info) {
+  return guarded([&] {
+    const ncclz::call_info& i = comm_or_throw("ncclzGetLastCallInfo", comm).last_call();
+    if (info == nullptr) ncclz::detail::throw_invalid("ncclzGetLastCallInfo", "info is NULL");
+    *info = ncclzCallInfo{i.collective, i.coder,       i.schedule,  i.input_bytes, i.bytes_sent, i.chunk_bytes,
+                          i.ratio,      i.error_bound, i.size_waits, i.fallback ? 1 : 0};
+  });
+}
+
+const char* ncclzGetLastError(void) { return last_error.c_str(); }
+
+int ncclzGetVersion(void) { return NCCLZ_VERSION; }
+
+}  // extern "C"
