@@ -10,8 +10,10 @@
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace kernels {
 
-__global__ void merge_header_ranges(const std::uint64_t* __restrict__ rows, int nranks, unsigned row_words,
-                                    range_keys* __restrict__ out) {
+/// A template, as every kernel of this header-only library: a plain __global__ function would be
+/// defined again by every translation unit that includes it.
+template <class Word>
+__global__ void merge_header_ranges(const Word* __restrict__ rows, int nranks, unsigned row_words, range_keys* __restrict__ out) {
   if (threadIdx.x != 0) return;
   unsigned long long hi = 0, not_lo = 0;
   for (int r = 0; r < nranks; ++r) {
