@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <exception>
 #include <random>
+#include <vector>
 
 #include <ncclz/bootstrap.hpp>
 #include <ncclz/error.hpp>
@@ -44,6 +45,20 @@ inline std::uint64_t shared_seed(ncclz::cluster_comm& cc, cudaStream_t stream, c
   NCCLZ_CUDA_TRY(cudaMemcpyAsync(&seed, d.ptr, sizeof seed, cudaMemcpyDeviceToHost, stream));
   cc.synchronize(stream);
   return seed;
+}
+
+/// A hash of this rank's `bytes` at `data`, gathered from all ranks: true when all are equal.
+inline bool same_on_all_ranks(ncclz::cluster_comm& cc, const void* data, std::size_t bytes, cudaStream_t stream) {
+  std::uint64_t h = 1469598103934665603ull;
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (std::size_t i = 0; i < bytes; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  device_array<std::uint64_t> d(static_cast<std::size_t>(cc.nranks()));
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr + cc.rank(), &h, sizeof h, cudaMemcpyHostToDevice, stream));
+  cc.check(ncclAllGather(d.ptr + cc.rank(), d.ptr, 1, ncclUint64, cc.comm(), stream), "ncclAllGather(hash)");
+  std::vector<std::uint64_t> all(static_cast<std::size_t>(cc.nranks()));
+  NCCLZ_CUDA_TRY(cudaMemcpyAsync(all.data(), d.ptr, all.size() * sizeof h, cudaMemcpyDeviceToHost, stream));
+  cc.synchronize(stream);
+  return std::all_of(all.begin(), all.end(), [&](std::uint64_t x) { return x == all[0]; });
 }
 
 template <class Run>

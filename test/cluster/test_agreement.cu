@@ -38,12 +38,6 @@ ncclz::communicator_config compress_always() {
   return c;
 }
 
-std::uint64_t text_hash(const std::string& s) {
-  std::uint64_t h = 1469598103934665603ull;
-  for (const unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
-
 struct harness {
   ncclz::cluster_comm& cc;
   cudaStream_t stream;
@@ -51,20 +45,6 @@ struct harness {
   device_array<double> d_send{kCount}, d_recv{kCount};
   int failures = 0;
 
-  bool same_on_all_ranks(std::uint64_t h) {
-    device_array<std::uint64_t> d(static_cast<std::size_t>(cc.nranks()));
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(d.ptr + cc.rank(), &h, sizeof h, cudaMemcpyHostToDevice, stream));
-    cc.check(ncclAllGather(d.ptr + cc.rank(), d.ptr, 1, ncclUint64, cc.comm(), stream), "ncclAllGather(hash)");
-    std::vector<std::uint64_t> all(static_cast<std::size_t>(cc.nranks()));
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(all.data(), d.ptr, all.size() * sizeof h, cudaMemcpyDeviceToHost, stream));
-    cc.synchronize(stream);
-    for (const std::uint64_t x : all)
-      if (x != all[0]) return false;
-    return true;
-  }
-
-  /// Runs `call` (different on rank 0) and expects invalid_argument naming `field` on every rank,
-  /// the same message everywhere, within a second; then a correct allreduce on `comm`.
   /// The account of the disagreement, without the name of the call this rank made.
   static std::string account(const std::string& message) {
     const std::size_t from = message.find("ranks passed"), to = message.find("reports this)");
@@ -85,7 +65,8 @@ struct harness {
     }
     const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     bool ok = message.find(field) != std::string::npos && waited < 1.0;
-    const bool same = usable ? same_on_all_ranks(text_hash(account(message))) : true;
+    const std::string told = account(message);
+    const bool same = usable ? ncclz::test::same_on_all_ranks(cc, told.data(), told.size(), stream) : true;
     ok = ok && same;
     if (usable) {  // the communicator still works: one correct allreduce, checked against its bound
       comm.allreduce(f_send.ptr, f_recv.ptr, kCount, ncclSum, 1e-3, stream);
