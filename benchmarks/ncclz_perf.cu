@@ -395,9 +395,11 @@ class bench {
 
   row measure(const perf::row_shape& s) {
     // The library's autotuner probes both routes on a size class's first calls: those calls are
-    // warm-ups here, so that the timed ones take the route it chose (every rank calls equally often).
-    for (int i = 0; i < 16 && ncclz_.last_call().autotune_decisions == 0 && !ncclz_below_threshold(s); ++i) {
+    // warm-ups here, so that the timed ones take the route it chose (every rank calls equally
+    // often; last_call() speaks of this row's size class once a call of it has run).
+    for (int i = 0; i < 16 && !ncclz_below_threshold(s); ++i) {
       enqueue_ncclz(s, d_ncclz_out_.ptr);
+      if (ncclz_.last_call().autotune_decisions > 0) break;
     }
     const auto [nccl_ms, ncclz_ms] =
         time_ms([&] { enqueue_nccl(s, d_nccl_out_.ptr); }, [&] { enqueue_ncclz(s, d_ncclz_out_.ptr); });
