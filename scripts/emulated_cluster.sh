@@ -14,7 +14,8 @@
 # forces the emulated-cluster socket settings in this mode too.
 #
 # Every rank gets: NCCLZ_RANK, NCCLZ_NRANKS, NCCLZ_BOOTSTRAP_FILE (a fresh path per launch; rank 0
-# writes the ncclUniqueId there, see include/ncclz/bootstrap.hpp) and NCCL_NVLS_ENABLE=0; in
+# writes the ncclUniqueId there, see include/ncclz/bootstrap.hpp), NCCL_NVLS_ENABLE=0 and
+# torchrun's RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; in
 # socket mode also NCCL_HOSTID=node<r> NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket
 # NCCL_SOCKET_IFNAME=lo; with MPS, CUDA_MPS_PIPE_DIRECTORY, CUDA_MPS_LOG_DIRECTORY and
 # CUDA_DEVICE_MAX_CONNECTIONS=8 unless set (hardware queues per rank, see start_mps). Other
@@ -218,7 +219,11 @@ elif ((!real_gpus)); then
 fi
 
 # --- launch ---------------------------------------------------------------------------------------
-common_env=(NCCLZ_NRANKS="$nranks" NCCLZ_BOOTSTRAP_FILE="$bootstrap_file" NCCL_NVLS_ENABLE=0)
+# torch.distributed's env:// variables as torchrun sets them, so PyTorch scripts run unchanged;
+# a free port is picked unless the caller set MASTER_PORT.
+master_port=${MASTER_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 29500)}
+common_env=(NCCLZ_NRANKS="$nranks" NCCLZ_BOOTSTRAP_FILE="$bootstrap_file" NCCL_NVLS_ENABLE=0
+            WORLD_SIZE="$nranks" LOCAL_WORLD_SIZE="$nranks" MASTER_ADDR=127.0.0.1 MASTER_PORT="$master_port")
 if ((socket_mode)); then
   common_env+=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo)
 fi
@@ -243,7 +248,7 @@ note "$nranks rank(s), $mode; rank 0 prints here, ranks 1..$((nranks - 1)) log t
 launcher=(env)
 ((use_setsid)) && launcher=(setsid env)
 for ((r = 0; r < nranks; r++)); do
-  rank_env=(NCCLZ_RANK="$r")
+  rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$r")
   ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
   ((real_gpus)) && rank_env+=(NCCLZ_DEVICE="$r")
   if ((r == 0)); then
