@@ -1,9 +1,7 @@
-// libncclz: the C interface of ncclz/ncclz.h over ncclz::Communicator. One class template,
-// comm_of<Codec>, instantiates the six collectives for the four element types of one codec; the
-// menu of codecs (ncclzCodec_t) is what keeps this one translation unit's compile time bounded
-// (docs/install.md gives it).
-#include <ncclz/ncclz.cuh>
-#include <ncclz/ncclz.h>
+// libncclz: the C interface of ncclz/ncclz.h over ncclz::Communicator. The codecs of the menu
+// (ncclzCodec_t) are instantiated one per translation unit (comm_of.cuh, codecs/*.cu); this one
+// checks arguments and turns exceptions into ncclResult_t and the thread's last error.
+#include "comm_of.cuh"
 
 #include <chrono>
 #include <cstdint>
@@ -11,77 +9,11 @@
 #include <new>
 #include <string>
 
-struct ncclzComm {
-  virtual ~ncclzComm() = default;
-  virtual void allreduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b, cudaStream_t st) = 0;
-  virtual void reduce_scatter(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b,
-                              cudaStream_t st) = 0;
-  virtual void reduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, int root, double b,
-                      cudaStream_t st) = 0;
-  virtual void allgather(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) = 0;
-  virtual void broadcast(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, double b, cudaStream_t st) = 0;
-  virtual void alltoall(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) = 0;
-  virtual void check(cudaStream_t st) = 0;
-  [[nodiscard]] virtual const ncclz::call_info& last_call() const = 0;
-};
-
 namespace {
 
+using namespace ncclz::c_api;
+
 thread_local std::string last_error;
-
-/// Calls f with the C++ element type of `t`.
-template <class F>
-void with_type(const char* fn, ncclDataType_t t, F&& f) {
-  switch (t) {
-    case ncclFloat32: f.template operator()<float>(); return;
-    case ncclFloat64: f.template operator()<double>(); return;
-    case ncclFloat16: f.template operator()<__half>(); return;
-    case ncclBfloat16: f.template operator()<__nv_bfloat16>(); return;
-    default:
-      ncclz::detail::throw_invalid(fn, "datatype " + std::to_string(static_cast<int>(t)) +
-                                           " is not one ncclz codes: ncclFloat32, ncclFloat64, ncclFloat16 or ncclBfloat16");
-  }
-}
-
-template <class Codec>
-class comm_of final : public ncclzComm {
- public:
-  comm_of(ncclComm_t comm, const ncclz::communicator_config& config) : c_(comm, config) {}
-
-  void allreduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b, cudaStream_t st) override {
-    with_type("ncclzAllReduce", t, [&]<class T>() { c_.allreduce(static_cast<const T*>(s), static_cast<T*>(r), n, op, b, st); });
-  }
-  void reduce_scatter(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, double b,
-                      cudaStream_t st) override {
-    with_type("ncclzReduceScatter", t,
-              [&]<class T>() { c_.reduce_scatter(static_cast<const T*>(s), static_cast<T*>(r), n, op, b, st); });
-  }
-  void reduce(const void* s, void* r, std::size_t n, ncclDataType_t t, ncclRedOp_t op, int root, double b,
-              cudaStream_t st) override {
-    with_type("ncclzReduce", t,
-              [&]<class T>() { c_.reduce(static_cast<const T*>(s), static_cast<T*>(r), n, op, root, b, st); });
-  }
-  void allgather(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) override {
-    with_type("ncclzAllGather", t, [&]<class T>() { c_.allgather(static_cast<const T*>(s), static_cast<T*>(r), n, b, st); });
-  }
-  void broadcast(const void* s, void* r, std::size_t n, ncclDataType_t t, int root, double b, cudaStream_t st) override {
-    with_type("ncclzBroadcast", t,
-              [&]<class T>() { c_.broadcast(static_cast<const T*>(s), static_cast<T*>(r), n, root, b, st); });
-  }
-  void alltoall(const void* s, void* r, std::size_t n, ncclDataType_t t, double b, cudaStream_t st) override {
-    with_type("ncclzAlltoAll", t, [&]<class T>() { c_.alltoall(static_cast<const T*>(s), static_cast<T*>(r), n, b, st); });
-  }
-  void check(cudaStream_t st) override { c_.check(st); }
-  [[nodiscard]] const ncclz::call_info& last_call() const override { return c_.last_call(); }
-
- private:
-  ncclz::Communicator<Codec> c_;
-};
-
-using RelFixedLength = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
-using AbsFixedLength = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
-using RelAdaptive = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
-using AbsAdaptive = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
 
 /// Runs f; turns what it throws into an ncclResult_t and the thread's last error.
 template <class F>
@@ -137,10 +69,13 @@ ncclResult_t ncclzCommCreate(ncclComm_t comm, const ncclzConfig* config, ncclzCo
     if (config->timeoutMs > 0) c.timeout = std::chrono::milliseconds(config->timeoutMs);
     std::unique_ptr<ncclzComm> made;
     switch (config->codec) {
-      case ncclzRelFixedLength: made = std::make_unique<comm_of<RelFixedLength>>(comm, c); break;
-      case ncclzAbsFixedLength: made = std::make_unique<comm_of<AbsFixedLength>>(comm, c); break;
-      case ncclzRelAdaptive: made = std::make_unique<comm_of<RelAdaptive>>(comm, c); break;
-      case ncclzAbsAdaptive: made = std::make_unique<comm_of<AbsAdaptive>>(comm, c); break;
+      case ncclzRelFixedLength: made = make_comm<ncclzRelFixedLength>(comm, c); break;
+      case ncclzAbsFixedLength: made = make_comm<ncclzAbsFixedLength>(comm, c); break;
+      case ncclzRelAdaptive: made = make_comm<ncclzRelAdaptive>(comm, c); break;
+      case ncclzAbsAdaptive: made = make_comm<ncclzAbsAdaptive>(comm, c); break;
+      case ncclzFixedRate8: made = make_comm<ncclzFixedRate8>(comm, c); break;
+      case ncclzFixedRate4: made = make_comm<ncclzFixedRate4>(comm, c); break;
+      case ncclzLossless: made = make_comm<ncclzLossless>(comm, c); break;
       default:
         ncclz::detail::throw_invalid(fn, "config->codec is " + std::to_string(static_cast<int>(config->codec)) +
                                              ": one of ncclzCodec_t (0 to " + std::to_string(ncclzNumCodecs - 1) + ")");

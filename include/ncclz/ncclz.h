@@ -30,14 +30,19 @@ extern "C" {
 #endif
 
 /** The codecs libncclz is built with: a quantizer (REL: the bound is relative to the value range
- *  of all ranks' inputs; ABS: absolute) and an entropy coder (FixedLength: fastest; Adaptive: the
- *  smallest of fixed-length, Huffman and zero-run per tile, never larger than FixedLength). */
+ *  of all ranks' inputs; ABS: absolute; FixedRate8/4: 8 or 4 bits a value with a step per block
+ *  of 1024, the bound argument 8/4 or 0; Lossless: exact, the bound argument 0) and an entropy
+ *  coder (FixedLength: fastest; Adaptive: the smallest of fixed-length, Huffman and zero-run per
+ *  tile, never larger than FixedLength). docs/collectives.md states each one's bound. */
 typedef enum {
-  ncclzRelFixedLength = 0,
-  ncclzAbsFixedLength = 1,
-  ncclzRelAdaptive = 2,
-  ncclzAbsAdaptive = 3,
-  ncclzNumCodecs = 4
+  ncclzRelFixedLength = 0, /**< Quantizer<RelBound>, EntropyCoder<FixedLength> */
+  ncclzAbsFixedLength = 1, /**< Quantizer<AbsBound>, EntropyCoder<FixedLength> */
+  ncclzRelAdaptive = 2,    /**< Quantizer<RelBound>, EntropyCoder<Adaptive> */
+  ncclzAbsAdaptive = 3,    /**< Quantizer<AbsBound>, EntropyCoder<Adaptive> */
+  ncclzFixedRate8 = 4,     /**< Quantizer<FixedRate<8>>, EntropyCoder<FixedLength> */
+  ncclzFixedRate4 = 5,     /**< Quantizer<FixedRate<4>>, EntropyCoder<FixedLength> */
+  ncclzLossless = 6,       /**< Quantizer<Lossless>, EntropyCoder<FixedLength> */
+  ncclzNumCodecs = 7
 } ncclzCodec_t;
 
 /** What ncclzCommCreate takes; start from NCCLZ_CONFIG_INITIALIZER (ncclz::communicator_config's

@@ -1,0 +1,9 @@
+// libncclz's ncclzAbsAdaptive: Codec<Quantizer<AbsBound>, EntropyCoder<Adaptive>>.
+#include "../comm_of.cuh"
+
+namespace ncclz::c_api {
+template <>
+std::unique_ptr<ncclzComm> make_comm<ncclzAbsAdaptive>(ncclComm_t comm, const ncclz::communicator_config& config) {
+  return std::make_unique<comm_of<Codec<Quantizer<AbsBound>, EntropyCoder<Adaptive>>>>(comm, config);
+}
+}  // namespace ncclz::c_api

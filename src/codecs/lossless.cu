@@ -1,0 +1,9 @@
+// libncclz's ncclzLossless: Codec<Quantizer<Lossless>, EntropyCoder<FixedLength>>.
+#include "../comm_of.cuh"
+
+namespace ncclz::c_api {
+template <>
+std::unique_ptr<ncclzComm> make_comm<ncclzLossless>(ncclComm_t comm, const ncclz::communicator_config& config) {
+  return std::make_unique<comm_of<Codec<Quantizer<Lossless>, EntropyCoder<FixedLength>>>>(comm, config);
+}
+}  // namespace ncclz::c_api
