@@ -13,6 +13,13 @@
 # (NCCLZ_DEVICE=r), NCCL picks its transports (NVLink, P2P, SHM) and no MPS is started; --socket
 # forces the emulated-cluster socket settings in this mode too.
 #
+# --ranks-per-node K groups ranks into logical nodes of K consecutive ranks (N must be a multiple
+# of K), for ncclz::HierarchicalCommunicator: rank r gets NCCLZ_NODE=r/K and LOCAL_RANK=r%K
+# (LOCAL_WORLD_SIZE=K, as torchrun sets them per node). With --real-gpus the ranks of a node also
+# share NCCL_HOSTID=node<r/K>, so NCCL joins them by NVLink/P2P (with --socket: sockets between
+# nodes, NVLink/P2P still inside them); in emulated mode every rank keeps its own NCCL_HOSTID (one GPU, all
+# sockets) and only NCCLZ_NODE forms the nodes, so the hierarchical code paths all run.
+#
 # Every rank gets: NCCLZ_RANK, NCCLZ_NRANKS, NCCLZ_BOOTSTRAP_FILE (a fresh path per launch; rank 0
 # writes the ncclUniqueId there, see include/ncclz/bootstrap.hpp), NCCL_NVLS_ENABLE=0 and
 # torchrun's RANK, LOCAL_RANK, WORLD_SIZE, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT; in
@@ -45,6 +52,8 @@ usage: scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
   --real-gpus, --gpus-per-rank
                          one GPU per rank: NCCLZ_DEVICE=r, NCCL's own transports, no MPS
   --socket               with --real-gpus: force the socket transport on loopback anyway
+  --ranks-per-node K     logical nodes of K consecutive ranks: NCCLZ_NODE=r/K, LOCAL_RANK=r%K
+                         (--real-gpus: NCCL_HOSTID=node<r/K> shared by a node's ranks)
   -h, --help             this text
 USAGE
 }
@@ -56,6 +65,7 @@ log_dir=""
 use_mps=1
 real_gpus=0
 force_socket=0
+ranks_per_node=0
 need_value() {
   if [ "$#" -lt 2 ] || [ -z "$2" ]; then die "option $1 needs a value (see --help)"; fi
 }
@@ -73,6 +83,8 @@ while [ "$#" -gt 0 ]; do
     --no-mps) use_mps=0; shift ;;
     --real-gpus | --gpus-per-rank) real_gpus=1; shift ;;
     --socket) force_socket=1; shift ;;
+    --ranks-per-node) need_value "$@"; ranks_per_node=$2; shift 2 ;;
+    --ranks-per-node=*) ranks_per_node=${1#*=}; shift ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     *) die "unknown option '$1' (the command goes after --; see --help)" ;;
@@ -82,6 +94,10 @@ done
 [[ $nranks =~ ^[1-9][0-9]*$ ]] || die "-n needs a positive rank count, got '${nranks}'"
 [[ $timeout_s =~ ^[0-9]+$ ]] || die "--timeout needs whole seconds, got '${timeout_s}'"
 [[ $grace_s =~ ^[0-9]+$ ]] || die "--grace needs whole seconds, got '${grace_s}'"
+if [ "$ranks_per_node" != 0 ]; then
+  [[ $ranks_per_node =~ ^[1-9][0-9]*$ ]] || die "--ranks-per-node needs a positive rank count, got '${ranks_per_node}'"
+  ((nranks % ranks_per_node == 0)) || die "--ranks-per-node $ranks_per_node does not divide -n $nranks: every node needs the same number of ranks"
+fi
 socket_mode=1
 if ((real_gpus)); then
   socket_mode=$force_socket
@@ -222,13 +238,19 @@ fi
 # torch.distributed's env:// variables as torchrun sets them, so PyTorch scripts run unchanged;
 # a free port is picked unless the caller set MASTER_PORT.
 master_port=${MASTER_PORT:-$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])' 2>/dev/null || echo 29500)}
+local_world=$nranks
+((ranks_per_node > 0)) && local_world=$ranks_per_node
 common_env=(NCCLZ_NRANKS="$nranks" NCCLZ_BOOTSTRAP_FILE="$bootstrap_file" NCCL_NVLS_ENABLE=0
-            WORLD_SIZE="$nranks" LOCAL_WORLD_SIZE="$nranks" MASTER_ADDR=127.0.0.1 MASTER_PORT="$master_port")
-if ((socket_mode)); then
+            WORLD_SIZE="$nranks" LOCAL_WORLD_SIZE="$local_world" MASTER_ADDR=127.0.0.1 MASTER_PORT="$master_port")
+if ((socket_mode && real_gpus && ranks_per_node > 0)); then
+  # Nodes of several GPUs: NVLink/P2P inside a node (one NCCL_HOSTID), sockets between nodes.
+  common_env+=(NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo)
+elif ((socket_mode)); then
   common_env+=(NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket NCCL_SOCKET_IFNAME=lo)
 fi
 if ((real_gpus)); then
   mode="one GPU per rank$( ((socket_mode)) && echo ', sockets on loopback')"
+  ((socket_mode && ranks_per_node > 0)) && mode="one GPU per rank, sockets on loopback between nodes"
   if command -v nvidia-smi >/dev/null 2>&1; then
     gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU')
     ((gpus < nranks)) && note "warning: $nranks ranks but nvidia-smi lists $gpus GPU(s)"
@@ -243,13 +265,24 @@ if ((real_gpus)); then
 else
   mode="emulated: one node per process, sockets on loopback, MPS $( ((mps_started)) && echo on || echo off)"
 fi
+((ranks_per_node > 0)) && mode="$mode; $((nranks / ranks_per_node)) logical node(s) of $ranks_per_node rank(s) (NCCLZ_NODE)"
 note "$nranks rank(s), $mode; rank 0 prints here, ranks 1..$((nranks - 1)) log to $log_dir"
 
 launcher=(env)
 ((use_setsid)) && launcher=(setsid env)
 for ((r = 0; r < nranks; r++)); do
-  rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$r")
-  ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
+  if ((ranks_per_node > 0)); then
+    node=$((r / ranks_per_node))
+    rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$((r % ranks_per_node))" NCCLZ_NODE="$node")
+    if ((real_gpus)); then
+      rank_env+=(NCCL_HOSTID="node$node")  # one host per node: NVLink/P2P inside (unless --socket)
+    else
+      rank_env+=(NCCL_HOSTID="node$r")     # one GPU: every rank its own host, sockets everywhere
+    fi
+  else
+    rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$r")
+    ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
+  fi
   ((real_gpus)) && rank_env+=(NCCLZ_DEVICE="$r")
   if ((r == 0)); then
     "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null &
