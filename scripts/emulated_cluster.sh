@@ -28,6 +28,12 @@
 # CUDA_DEVICE_MAX_CONNECTIONS=8 unless set (hardware queues per rank, see start_mps). Other
 # variables (NCCL_DEBUG, NCCL_SOCKET_NTHREADS, ...) pass through from the caller.
 #
+# --mpi starts the ranks with mpirun instead (Open MPI's or another that sets OMPI_COMM_WORLD_RANK,
+# PMIX_RANK or PMI_RANK): every rank gets the same per-rank settings as above but neither
+# NCCLZ_RANK, NCCLZ_NRANKS nor NCCLZ_BOOTSTRAP_FILE, so the program takes its rank from MPI and,
+# when built with -Dmpi, exchanges NCCL's id through MPI_COMM_WORLD (include/ncclz/bootstrap.hpp).
+# As root, mpirun gets --allow-run-as-root.
+#
 # Rank 0's output goes to this terminal, rank r's to DIR/rank<r>.log. Exit status: 0 when all
 # ranks exit 0; the status of the first rank to fail otherwise (the others are stopped after a
 # grace period, and the tail of each failed rank's log is printed); 77 when every rank exits 77
@@ -54,6 +60,7 @@ usage: scripts/emulated_cluster.sh -n N [options] -- CMD [ARGS...]
   --socket               with --real-gpus: force the socket transport on loopback anyway
   --ranks-per-node K     logical nodes of K consecutive ranks: NCCLZ_NODE=r/K, LOCAL_RANK=r%K
                          (--real-gpus: NCCL_HOSTID=node<r/K> shared by a node's ranks)
+  --mpi                  start the ranks with mpirun; they take rank and id from MPI
   -h, --help             this text
 USAGE
 }
@@ -66,6 +73,8 @@ use_mps=1
 real_gpus=0
 force_socket=0
 ranks_per_node=0
+use_mpi=0
+as_mpi_rank=""  # internal: this process is one rank under mpirun; the value is the run's folder
 need_value() {
   if [ "$#" -lt 2 ] || [ -z "$2" ]; then die "option $1 needs a value (see --help)"; fi
 }
@@ -85,6 +94,8 @@ while [ "$#" -gt 0 ]; do
     --socket) force_socket=1; shift ;;
     --ranks-per-node) need_value "$@"; ranks_per_node=$2; shift 2 ;;
     --ranks-per-node=*) ranks_per_node=${1#*=}; shift ;;
+    --mpi) use_mpi=1; shift ;;
+    --as-mpi-rank) need_value "$@"; as_mpi_rank=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     --) shift; break ;;
     *) die "unknown option '$1' (the command goes after --; see --help)" ;;
@@ -104,6 +115,40 @@ if ((real_gpus)); then
   use_mps=0
 elif ((force_socket)); then
   note "--socket only matters with --real-gpus: the emulated cluster always uses sockets"
+fi
+
+# rank_env=(...): what rank $1 gets besides NCCLZ_RANK, in either launcher.
+set_rank_env() {
+  local r=$1 node
+  if ((ranks_per_node > 0)); then
+    node=$((r / ranks_per_node))
+    rank_env=(RANK="$r" LOCAL_RANK="$((r % ranks_per_node))" NCCLZ_NODE="$node")
+    if ((real_gpus)); then
+      rank_env+=(NCCL_HOSTID="node$node")  # one host per node: NVLink/P2P inside (unless --socket)
+    else
+      rank_env+=(NCCL_HOSTID="node$r")     # one GPU: every rank its own host, sockets everywhere
+    fi
+  else
+    rank_env=(RANK="$r" LOCAL_RANK="$r")
+    ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
+  fi
+  ((real_gpus)) && rank_env+=(NCCLZ_DEVICE="$r")
+}
+
+# One rank under mpirun (the launcher below starts this script so): its settings, its log, and
+# its exit status in the run's folder, where the launcher reads it. Always exits 0, so that mpirun
+# does not stop the other ranks before the launcher's own grace period and verdict.
+if [ -n "$as_mpi_rank" ]; then
+  r=${OMPI_COMM_WORLD_RANK:-${PMIX_RANK:-${PMI_RANK:-}}}
+  [[ $r =~ ^[0-9]+$ ]] || die "--as-mpi-rank: no MPI rank in the environment (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK)"
+  set_rank_env "$r"
+  if ((r == 0)); then
+    env "${rank_env[@]}" "$@" </dev/null
+  else
+    env "${rank_env[@]}" "$@" </dev/null >"$MPI_LOG_DIR/rank$r.log" 2>&1
+  fi
+  echo "$?" >"$as_mpi_rank/rc.$r"
+  exit 0
 fi
 
 # --- state, and the cleanup that runs however we leave --------------------------------------------
@@ -270,28 +315,47 @@ note "$nranks rank(s), $mode; rank 0 prints here, ranks 1..$((nranks - 1)) log t
 
 launcher=(env)
 ((use_setsid)) && launcher=(setsid env)
-for ((r = 0; r < nranks; r++)); do
-  if ((ranks_per_node > 0)); then
-    node=$((r / ranks_per_node))
-    rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$((r % ranks_per_node))" NCCLZ_NODE="$node")
-    if ((real_gpus)); then
-      rank_env+=(NCCL_HOSTID="node$node")  # one host per node: NVLink/P2P inside (unless --socket)
+mpirun_pid=""
+if ((use_mpi)); then
+  # One mpirun; each of its processes is this script again (--as-mpi-rank), which sets the rank's
+  # variables from MPI's rank and reports its exit status through a file.
+  mpirun_cmd=$(command -v mpirun || command -v mpiexec) || die "--mpi: neither mpirun nor mpiexec is on PATH"
+  mpi_env=()
+  for kv in "${common_env[@]}"; do
+    case $kv in NCCLZ_NRANKS=* | NCCLZ_BOOTSTRAP_FILE=*) ;; *) mpi_env+=("$kv") ;; esac
+  done
+  mpi_env+=(MPI_LOG_DIR="$log_dir")
+  mpi_args=(-np "$nranks")
+  if "$mpirun_cmd" --version 2>&1 | grep -q "Open MPI"; then
+    # All ranks on this machine, whatever its core count; root needs Open MPI's consent.
+    mpi_args+=(--oversubscribe)
+    ((EUID == 0)) && mpi_args+=(--allow-run-as-root)
+  fi
+  # Exported explicitly too, as mpirun needs for ranks on other hosts.
+  for kv in "${mpi_env[@]}"; do mpi_args+=(-x "${kv%%=*}"); done
+  for var in $(compgen -e); do
+    case $var in NCCL_* | NCCLZ_* | CUDA_*) [[ " ${mpi_args[*]} " == *" $var "* ]] || mpi_args+=(-x "$var") ;; esac
+  done
+  rank_opts=(-n "$nranks")
+  ((real_gpus)) && rank_opts+=(--real-gpus)
+  ((force_socket)) && rank_opts+=(--socket)
+  ((ranks_per_node > 0)) && rank_opts+=(--ranks-per-node "$ranks_per_node")
+  "${launcher[@]}" "${mpi_env[@]}" "$mpirun_cmd" "${mpi_args[@]}" bash "$0" --as-mpi-rank "$work" "${rank_opts[@]}" -- "$@" </dev/null &
+  mpirun_pid=$!
+  rank_of[$mpirun_pid]=mpirun
+else
+  for ((r = 0; r < nranks; r++)); do
+    set_rank_env "$r"
+    rank_env=(NCCLZ_RANK="$r" "${rank_env[@]}")
+    if ((r == 0)); then
+      "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null &
     else
-      rank_env+=(NCCL_HOSTID="node$r")     # one GPU: every rank its own host, sockets everywhere
+      "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null >"$log_dir/rank$r.log" 2>&1 &
     fi
-  else
-    rank_env=(NCCLZ_RANK="$r" RANK="$r" LOCAL_RANK="$r")
-    ((socket_mode)) && rank_env+=(NCCL_HOSTID="node$r")
-  fi
-  ((real_gpus)) && rank_env+=(NCCLZ_DEVICE="$r")
-  if ((r == 0)); then
-    "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null &
-  else
-    "${launcher[@]}" "${common_env[@]}" "${rank_env[@]}" "$@" </dev/null >"$log_dir/rank$r.log" 2>&1 &
-  fi
-  pids[r]=$!
-  rank_of[${pids[r]}]=$r
-done
+    pids[r]=$!
+    rank_of[${pids[r]}]=$r
+  done
+fi
 
 # --- watch ----------------------------------------------------------------------------------------
 # Polls rather than `wait -n`: bash drops finished background jobs from its job table at odd
@@ -305,6 +369,20 @@ failures=()   # ranks that exited non-zero on their own, in the order they did
 deadline=-1
 ((timeout_s > 0)) && deadline=$((SECONDS + timeout_s))
 
+record_exit() { # RANK STATUS
+  local r=$1 rc=$2
+  rc_of[r]=$rc
+  if ((rc != 0)) && [[ $state == run || $state == grace ]]; then
+    failures+=("$r")
+    if [ "$state" = run ]; then
+      note "rank $r exited with status $rc$( ((rc == 77)) && echo " (skip)"); giving the others ${grace_s} s to finish"
+      state=grace
+      deadline=$((SECONDS + grace_s))
+    fi
+  fi
+}
+
+mpirun_rc=""
 reap() { # records every rank that has exited since the last call
   local pid r rc
   for pid in "${!rank_of[@]}"; do
@@ -313,16 +391,13 @@ reap() { # records every rank that has exited since the last call
     rc=$?
     r=${rank_of[$pid]}
     unset "rank_of[$pid]"
-    rc_of[r]=$rc
-    if ((rc != 0)) && [[ $state == run || $state == grace ]]; then
-      failures+=("$r")
-      if [ "$state" = run ]; then
-        note "rank $r exited with status $rc$( ((rc == 77)) && echo " (skip)"); giving the others ${grace_s} s to finish"
-        state=grace
-        deadline=$((SECONDS + grace_s))
-      fi
-    fi
+    if [ "$r" = mpirun ]; then mpirun_rc=$rc; else record_exit "$r" "$rc"; fi
   done
+  if ((use_mpi)); then # after mpirun's own check: a rank writes its file before mpirun can end
+    for ((r = 0; r < nranks; r++)); do
+      [ -z "${rc_of[r]:-}" ] && [ -s "$work/rc.$r" ] && record_exit "$r" "$(<"$work/rc.$r")"
+    done
+  fi
 }
 
 while :; do
@@ -347,6 +422,18 @@ while :; do
   fi
   sleep 0.2
 done
+
+# A rank that mpirun never started, or that it stopped, left no status.
+if ((use_mpi && !timed_out)); then
+  for ((r = 0; r < nranks; r++)); do
+    if [ -z "${rc_of[r]:-}" ]; then
+      note "rank $r reported no exit status (mpirun exited with ${mpirun_rc:-?})"
+      rc_of[r]=${mpirun_rc:-1}
+      ((rc_of[r] == 0)) && rc_of[r]=1
+      failures+=("$r")
+    fi
+  done
+fi
 
 # --- verdict --------------------------------------------------------------------------------------
 show_log() { # RANK LINES

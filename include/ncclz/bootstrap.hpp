@@ -7,8 +7,8 @@
 //
 // Rank and rank count come from the launcher's environment (rank_from_environment); rank 0 makes
 // the ncclUniqueId and hands it to the others through a file (NCCLZ_BOOTSTRAP_FILE, written
-// atomically; scripts/emulated_cluster.sh sets it) or, in a TU that defines NCCLZ_WITH_MPI, through
-// MPI_Bcast. cluster_comm then creates a *non-blocking* communicator (config.blocking = 0) and
+// atomically; scripts/emulated_cluster.sh sets it) or, in a TU that defines NCCLZ_WITH_MPI and
+// while MPI runs (mpi_session starts it under mpirun), through MPI_Bcast. cluster_comm then creates a *non-blocking* communicator (config.blocking = 0) and
 // polls it with a timeout, so a rank that never comes is an error rather than a hang.
 //
 // Because the communicator is non-blocking, any NCCL call on it may answer ncclInProgress: check
@@ -100,6 +100,42 @@ inline void mpi_try(int status, const char* call) {
 }
 }  // namespace detail
 
+/// MPI_Init for the life of this object when an MPI launcher (mpirun, mpiexec, srun with PMI)
+/// started the process and nobody initialized MPI yet; MPI_Finalize when it ends. A process
+/// started otherwise (scripts/emulated_cluster.sh, a plain shell) never touches MPI, so one
+/// executable serves both launchers: with MPI running, cluster_comm exchanges the id by MPI_Bcast.
+class mpi_session {
+ public:
+  mpi_session(int* argc, char*** argv) {
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized != 0 || !launched_by_mpi()) return;
+    if (MPI_Init(argc, argv) != MPI_SUCCESS) throw error("ncclz: MPI_Init failed");
+    owned_ = true;
+  }
+  mpi_session(const mpi_session&) = delete;
+  mpi_session& operator=(const mpi_session&) = delete;
+  ~mpi_session() {
+    if (owned_) MPI_Finalize();
+  }
+  /// Whether MPI is up in this process (this object's or someone else's MPI_Init).
+  [[nodiscard]] static bool active() {
+    int initialized = 0, finalized = 0;
+    MPI_Initialized(&initialized);
+    MPI_Finalized(&finalized);
+    return initialized != 0 && finalized == 0;
+  }
+
+ private:
+  // Open MPI's mpirun, PMIx, and PMI launchers (MPICH, Intel MPI, srun --mpi=pmi2) set these.
+  static bool launched_by_mpi() {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_SIZE"})
+      if (std::getenv(v) != nullptr) return true;
+    return false;
+  }
+  bool owned_ = false;
+};
+
 /// Rank and size of `comm`.
 [[nodiscard]] inline rank_info rank_from_mpi(MPI_Comm comm) {
   rank_info who{};
@@ -127,6 +163,37 @@ inline void mpi_try(int status, const char* call) {
 }
 #endif
 
+namespace detail {
+/// Whether this translation unit bootstraps through MPI: built with NCCLZ_WITH_MPI and MPI is up.
+inline bool mpi_running() {
+#if defined(NCCLZ_WITH_MPI)
+  return mpi_session::active();
+#else
+  return false;
+#endif
+}
+}  // namespace detail
+
+/// The job's ncclUniqueId for process `who`: by MPI_Bcast over MPI_COMM_WORLD when
+/// detail::mpi_running() (whose rank and size must then be `who`'s), else through
+/// NCCLZ_BOOTSTRAP_FILE (exchange_unique_id).
+[[nodiscard]] inline ncclUniqueId exchange_unique_id_from_launcher(const rank_info& who,
+                                                                   std::chrono::milliseconds timeout) {
+#if defined(NCCLZ_WITH_MPI)
+  if (detail::mpi_running()) {
+    const rank_info world = rank_from_mpi(MPI_COMM_WORLD);
+    if (world.rank != who.rank || world.nranks != who.nranks) {
+      detail::throw_invalid("exchange_unique_id_from_launcher",
+                            "rank " + std::to_string(who.rank) + " of " + std::to_string(who.nranks) +
+                                " from the environment, but MPI_COMM_WORLD says " + std::to_string(world.rank) +
+                                " of " + std::to_string(world.nranks));
+    }
+    return exchange_unique_id_mpi(MPI_COMM_WORLD);
+  }
+#endif
+  return exchange_unique_id(who, timeout);
+}
+
 /// An NCCL communicator for one rank of a job, made and destroyed safely (RAII).
 ///
 /// The device is `rank % cudaGetDeviceCount()`, or NCCLZ_DEVICE when that is set (the launcher's
@@ -139,22 +206,26 @@ class cluster_comm {
  public:
   static constexpr std::chrono::milliseconds default_timeout{std::chrono::minutes(2)};
 
-  /// Exchanges the id through NCCLZ_BOOTSTRAP_FILE and joins. `timeout` bounds the exchange and,
-  /// separately, the communicator's initialization. Rank 0 removes the file once all have joined.
+  /// Exchanges the id and joins: through MPI_COMM_WORLD when this translation unit defines
+  /// NCCLZ_WITH_MPI and MPI is running (mpi_session), through NCCLZ_BOOTSTRAP_FILE otherwise.
+  /// `timeout` bounds the exchange and, separately, the communicator's initialization. Rank 0
+  /// removes the file once all have joined.
   explicit cluster_comm(rank_info who = rank_from_environment(), std::chrono::milliseconds timeout = default_timeout)
-      : cluster_comm(who, exchange_unique_id(who, timeout), timeout) {
-    if (who.rank == 0 && who.nranks > 1) {
+      : cluster_comm(who, exchange_unique_id_from_launcher(who, timeout), timeout) {
+    if (who.rank == 0 && who.nranks > 1 && !detail::mpi_running()) {
       // Every rank read the id before the communicator could come up, so the file is spent; a
       // later launch reusing the path must not find it.
       static_cast<void>(::unlink(default_bootstrap_path(who).c_str()));
     }
   }
 
-  /// Joins with an id exchanged elsewhere (exchange_unique_id_mpi, a test harness).
-  cluster_comm(rank_info who, const ncclUniqueId& id, std::chrono::milliseconds timeout = default_timeout)
+  /// Joins with an id exchanged elsewhere (exchange_unique_id_mpi, a test harness) on `device`,
+  /// or, when it is negative, on the device chosen as select_device says.
+  cluster_comm(rank_info who, const ncclUniqueId& id, std::chrono::milliseconds timeout = default_timeout,
+               int device = -1)
       : who_(who), timeout_(timeout) {
     detail::validate_rank_info("cluster_comm", who);
-    device_ = select_device(who);
+    device_ = device >= 0 ? device : select_device(who);
     detail::bootstrap_cuda_try(cudaSetDevice(device_), "cudaSetDevice");
     init(id);
   }

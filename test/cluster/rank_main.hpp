@@ -1,4 +1,5 @@
-// The main() of a multi-rank test program (one process per rank, scripts/emulated_cluster.sh):
+// The main() of a multi-rank test program (one process per rank, scripts/emulated_cluster.sh, or
+// mpirun in a build with -Dmpi):
 // exit 77 where there is no GPU to use (CI machines), so meson reports a skip; any other failure
 // to reach the GPU, such as an MPS server that does not answer, is an error, not a skip; an
 // exception fails this rank with its message.
@@ -12,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <ncclz/bootstrap.hpp>
@@ -61,6 +63,15 @@ inline bool same_on_all_ranks(ncclz::cluster_comm& cc, const void* data, std::si
   return std::all_of(all.begin(), all.end(), [&](std::uint64_t x) { return x == all[0]; });
 }
 
+/// This process's rank for messages, from whichever launcher started it.
+inline std::string rank_name() {
+  try {
+    return std::to_string(rank_from_environment().rank);
+  } catch (const std::exception&) {
+    return "?";
+  }
+}
+
 template <class Run>
 int rank_main(const char* program, Run&& run) {
   int devices = 0;
@@ -76,10 +87,12 @@ int rank_main(const char* program, Run&& run) {
     return 1;
   }
   try {
+#if defined(NCCLZ_WITH_MPI)
+    const ncclz::mpi_session mpi(nullptr, nullptr);  // under mpirun: cluster_comm bootstraps by MPI
+#endif
     return run();
   } catch (const std::exception& e) {
-    const char* rank = std::getenv("NCCLZ_RANK");
-    std::fprintf(stderr, "%s: rank %s FAILED: %s\n", program, rank != nullptr ? rank : "?", e.what());
+    std::fprintf(stderr, "%s: rank %s FAILED: %s\n", program, rank_name().c_str(), e.what());
     return 1;
   }
 }
