@@ -9,7 +9,7 @@
 
 namespace ncclz::bench {
 
-std::string json_string(std::string_view s) {
+inline std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (const char c : s) {
     if (c == '"' || c == '\\') {
@@ -24,7 +24,7 @@ std::string json_string(std::string_view s) {
   return out + '"';
 }
 
-std::string json_number(double x) {
+inline std::string json_number(double x) {
   if (!std::isfinite(x)) return "null";
   char b[40];
   std::snprintf(b, sizeof b, "%.10g", x);

@@ -22,6 +22,7 @@
 
 #include "ncclz/error.hpp"
 #include "ncclz/schedule/schedule.hpp"
+#include "collectives.hpp"
 #include "perf_options.hpp"
 
 namespace ncclz::perf {
@@ -79,46 +80,6 @@ template <>
 struct element<double> : detail::ieee_element<double> {
   static constexpr const char* name = "double";
 };
-
-[[nodiscard]] constexpr bool reduces(schedule::collective c) {
-  return c == schedule::collective::allreduce || c == schedule::collective::reduce_scatter ||
-         c == schedule::collective::reduce;
-}
-
-[[nodiscard]] constexpr bool has_root(schedule::collective c) {
-  return c == schedule::collective::broadcast || c == schedule::collective::reduce;
-}
-
-/// Element counts of one call, from nccl-tests' size: the larger of the send and receive
-/// buffers, rounded down so that it splits evenly over the ranks where the collective splits it.
-struct row_shape {
-  schedule::collective collective;
-  int nranks;
-  std::uint64_t send_count;
-  std::uint64_t recv_count;
-  /// The count argument of the call: per rank for allgather and reduce_scatter, per peer for
-  /// alltoall, the whole vector otherwise.
-  [[nodiscard]] std::uint64_t call_count() const {
-    switch (collective) {
-      case schedule::collective::allgather: return send_count;
-      case schedule::collective::reduce_scatter: return recv_count;
-      case schedule::collective::alltoall: return send_count / static_cast<std::uint64_t>(nranks);
-      default: return send_count;
-    }
-  }
-  /// nccl-tests' count column: elements of the larger buffer.
-  [[nodiscard]] std::uint64_t count() const { return std::max(send_count, recv_count); }
-};
-
-inline row_shape shape_of(schedule::collective c, std::uint64_t bytes, std::size_t element_bytes, int nranks) {
-  const std::uint64_t count = bytes / element_bytes, n = static_cast<std::uint64_t>(nranks);
-  switch (c) {
-    case schedule::collective::allgather: return {c, nranks, count / n, count / n * n};
-    case schedule::collective::reduce_scatter: return {c, nranks, count / n * n, count / n};
-    case schedule::collective::alltoall: return {c, nranks, count / n * n, count / n * n};
-    default: return {c, nranks, count, count};
-  }
-}
 
 /// The real fields of `path` (a .f32 or .f64 file, or a folder of them, in name order), as one
 /// vector. Throws invalid_argument when there is nothing to read.
@@ -233,39 +194,11 @@ struct tally {
   }
 };
 
-/// What element j of rank `me`'s result must be, in float64 from the T-rounded inputs, and the
-/// sum of the magnitudes that went into it (the scale of a float reduction's rounding error).
-struct expected_value {
-  double value;
-  double magnitude;
-};
-
+/// What element j of rank `me`'s result must be, from the T-rounded inputs (collectives/*.hpp).
 template <class T>
 expected_value expected(const row_shape& s, const input_source& in, reduction op, int me, int root, std::uint64_t j) {
-  using schedule::collective;
   const auto x = [&](int r, std::uint64_t i) { return element<T>::round(in.value(r, i)); };
-  const auto reduce_at = [&](std::uint64_t i) {
-    expected_value e{x(0, i), std::fabs(x(0, i))};
-    for (int r = 1; r < s.nranks; ++r) {
-      const double v = x(r, i);
-      e.magnitude += std::fabs(v);
-      e.value = op == reduction::sum ? e.value + v : op == reduction::min ? std::min(e.value, v) : std::max(e.value, v);
-    }
-    return e;
-  };
-  const auto copy_of = [](double v) { return expected_value{v, std::fabs(v)}; };
-  switch (s.collective) {
-    case collective::allreduce:
-    case collective::reduce: return reduce_at(j);
-    case collective::reduce_scatter: return reduce_at(static_cast<std::uint64_t>(me) * s.recv_count + j);
-    case collective::allgather: return copy_of(x(static_cast<int>(j / s.send_count), j % s.send_count));
-    case collective::broadcast: return copy_of(x(root, j));
-    case collective::alltoall: {
-      const std::uint64_t per_peer = s.call_count();
-      return copy_of(x(static_cast<int>(j / per_peer), static_cast<std::uint64_t>(me) * per_peer + j % per_peer));
-    }
-  }
-  return {0, 0};
+  return with_collective_test(s.collective, [&]<class Test>() { return Test::expected(s, x, op, me, root, j); });
 }
 
 /// Elements of this rank's result that the check covers: all of it, except off the root of reduce.
@@ -316,14 +249,17 @@ check_result check_results(const row_shape& s, const input_source& in, reduction
   const std::uint64_t n = checked_count(s, me, root);
   threads = parts_for(n, threads);
   std::vector<check_result> part(threads);
-  for_each_part(n, threads, [&](unsigned t, std::uint64_t begin, std::uint64_t end) {
-    for (std::uint64_t j = begin; j < end; ++j) {
-      const expected_value e = expected<T>(s, in, op, me, root, j);
-      const double nccl_tol = nccl_tolerance<T>(s, op, e);
-      part[t].nccl.add(element<T>::to_double(got_nccl[j]), e.value, nccl_tol);
-      part[t].ncclz.add(element<T>::to_double(got_ncclz[j]), e.value,
-                        ncclz_bound < 0 ? nccl_tol : ncclz_tolerance<T>(s, ncclz_bound, e));
-    }
+  const auto x = [&](int r, std::uint64_t i) { return element<T>::round(in.value(r, i)); };
+  with_collective_test(s.collective, [&]<class Test>() {
+    for_each_part(n, threads, [&](unsigned t, std::uint64_t begin, std::uint64_t end) {
+      for (std::uint64_t j = begin; j < end; ++j) {
+        const expected_value e = Test::expected(s, x, op, me, root, j);
+        const double nccl_tol = nccl_tolerance<T>(s, op, e);
+        part[t].nccl.add(element<T>::to_double(got_nccl[j]), e.value, nccl_tol);
+        part[t].ncclz.add(element<T>::to_double(got_ncclz[j]), e.value,
+                          ncclz_bound < 0 ? nccl_tol : ncclz_tolerance<T>(s, ncclz_bound, e));
+      }
+    });
   });
   check_result all;
   for (const auto& p : part) {

@@ -1,6 +1,6 @@
-// Command line of ncclz-perf, in nccl-tests' words (-b -e -f -i -n -w -c -o -d -r), plus ncclz's
-// own (-C, --rel/--abs, --coder, --schedule, --chunk, --phases, --fallback-below, --data/--gen,
-// --json).
+// Command line of ncclz-perf, in nccl-tests' words (-b -e -f -i -n -w -m -a -c -z -G -g -t -o -d
+// -r -F), plus ncclz's own (-C, --rel/--abs, --coder, --schedule, --chunk, --phases,
+// --fallback-below, --data/--gen, --json).
 // Plain C++ so the parsing, the size sweep and the bus-bandwidth factors are tested on machines
 // without a GPU.
 #pragma once
@@ -53,6 +53,13 @@ struct options {
   std::uint64_t step_bytes = 0;            ///< -i
   int iters = 20;                          ///< -n
   int warmup = 5;                          ///< -w
+  int agg_iters = 1;                       ///< -m: calls per timed iteration
+  /// -a: how the ranks' times of an iteration become one: rank 0's, their mean, least or
+  /// greatest. The greatest by default (nccl-tests: the mean): a collective is done when its
+  /// slowest rank is.
+  enum class across_ranks { rank0 = 0, mean = 1, least = 2, greatest = 3 } average = across_ranks::greatest;
+  bool blocking = false;                   ///< -z 1: the host waits for every call
+  int ranks_per_process = 1;               ///< -g x -t: GPUs (ranks) one process drives, a thread each
   bool check = true;                       ///< -c 0|1
   reduction op = reduction::sum;           ///< -o
   std::string dtype = "float";             ///< -d float|double|half|bfloat16
@@ -69,10 +76,12 @@ struct options {
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
   std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
   std::string json;                        ///< --json FILE
+  std::string csv;                         ///< -F FILE
   bool help = false;
 };
 
-inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process per rank: scripts/emulated_cluster.sh -n N -- ncclz-perf ...)
+inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process per rank or per -g GPUs: mpirun -np N ncclz-perf ...,
+                            or scripts/emulated_cluster.sh -n N [--mpi] -- ncclz-perf ...)
   -C, --collective LIST    allreduce,reduce_scatter,allgather,broadcast,reduce,alltoall (default allreduce)
   -b, --minbytes SIZE      smallest size (default 1M); sizes take K, M, G suffixes
   -e, --maxbytes SIZE      largest size (default 256M)
@@ -80,6 +89,17 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   -i, --stepbytes SIZE     or add SIZE each step
   -n, --iters N            timed iterations per size (default 20)
   -w, --warmup_iters N     untimed iterations first (default 5)
+  -m, --agg_iters N        calls per timed iteration, the time being per call (default 1); NCCL's
+                           in one group, ncclz's back to back (they wait on the host, no group)
+  -a, --average 0|1|2|3    the ranks' times of an iteration as rank 0's, their mean, least or
+                           greatest (default 3: a collective is done when its last rank is)
+  -z, --blocking 0|1       1: the host waits for each call to finish before the next (default 0)
+  -g, --ngpus N            GPUs this process drives, one rank each (default 1); ranks = processes
+                           x N x threads, rank 0 prints. Each rank gets a host thread of its own:
+                           ncclz's calls wait on the host for the peers' sizes
+  -t, --nthreads N         multiplies -g (nccl-tests' threads; each rank has its thread anyway)
+  -G, --cudagraph N        refused unless 0: ncclz's calls wait on the host for the peers'
+                           compressed sizes, so they cannot be captured in a CUDA graph
   -c, --check 0|1          count elements outside the bound against a float64 reference (default 1)
   -o, --op OP              reduction: sum (default), min or max
   -d, --datatype TYPE      float (default), double, half or bfloat16
@@ -103,6 +123,7 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
   --gen smooth|noise|gradient   generated input without --data (default smooth)
   --json FILE              one JSON object per size, and the run's configuration (rank 0 writes it)
+  -F, --output_file FILE   the rows as CSV, a header line first (rank 0 writes it)
   -h, --help               this text
 )";
 
@@ -142,20 +163,6 @@ inline schedule::collective parse_collective(std::string_view s) {
                                           "' (allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall)");
 }
 
-/// Bus bandwidth factor of nccl-tests' doc/PERFORMANCE.md: busbw = algbw * factor.
-constexpr double bus_factor(schedule::collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case schedule::collective::allreduce: return 2 * (n - 1) / n;
-    case schedule::collective::reduce_scatter:
-    case schedule::collective::allgather:
-    case schedule::collective::alltoall: return (n - 1) / n;
-    case schedule::collective::broadcast:
-    case schedule::collective::reduce: return 1;
-  }
-  return 1;
-}
-
 /// The sizes to run, from min to max: multiplied by the factor, or stepped by step_bytes.
 inline std::vector<std::uint64_t> sizes(const options& o) {
   std::vector<std::uint64_t> out;
@@ -170,6 +177,7 @@ inline std::vector<std::uint64_t> sizes(const options& o) {
 
 inline options parse(int argc, const char* const* argv) {
   options o;
+  int gpu_flags = 0, thread_flags = 0;
   auto fail = [](const std::string& m) { detail::throw_invalid("ncclz-perf", m); };
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
@@ -201,6 +209,23 @@ inline options parse(int argc, const char* const* argv) {
     } else if (a == "-n" || a == "--iters") o.iters = count(value(), 1);
     else if (a == "-w" || a == "--warmup_iters") o.warmup = count(value(), 0);
     else if (a == "-c" || a == "--check") o.check = count(value(), 0) != 0;
+    else if (a == "-m" || a == "--agg_iters") o.agg_iters = count(value(), 1);
+    else if (a == "-a" || a == "--average") {
+      const int v = count(value(), 0);
+      if (v > 3) fail("-a must be 0 (rank 0), 1 (mean), 2 (least) or 3 (greatest)");
+      o.average = static_cast<options::across_ranks>(v);
+    } else if (a == "-z" || a == "--blocking") {
+      const int v = count(value(), 0);
+      if (v > 1) fail("-z must be 0 or 1");
+      o.blocking = v == 1;
+    } else if (a == "-g" || a == "--ngpus") o.ranks_per_process *= count(value(), 1), ++gpu_flags;
+    else if (a == "-t" || a == "--nthreads") o.ranks_per_process *= count(value(), 1), ++thread_flags;
+    else if (a == "-G" || a == "--cudagraph") {
+      if (count(value(), 0) != 0) {
+        fail("-G: ncclz's calls wait on the host for the peers' compressed sizes, so they cannot be captured in "
+             "a CUDA graph; run without -G (or -G 0)");
+      }
+    } else if (a == "-F" || a == "--output_file") o.csv = value();
     else if (a == "-o" || a == "--op") {
       const std::string op = value();
       if (op == "sum") o.op = reduction::sum;
@@ -259,6 +284,7 @@ inline options parse(int argc, const char* const* argv) {
   if ((o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) && o.coder != "fixed_length") {
     fail("--quantizer fixed8/fixed4 runs with --coder fixed_length");
   }
+  if (gpu_flags > 1 || thread_flags > 1) fail("-g and -t may each be given once");
   if (o.min_bytes == 0) fail("-b must be > 0");
   if (o.min_bytes > o.max_bytes) fail("-b " + std::to_string(o.min_bytes) + " is larger than -e " + std::to_string(o.max_bytes));
   return o;

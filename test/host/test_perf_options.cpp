@@ -2,6 +2,7 @@
 // host side: buffer shapes, inputs, the float64 reference and the tolerances of the check.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -9,6 +10,7 @@
 #include "../../benchmarks/json_text.hpp"
 #include "../../benchmarks/perf/perf_check.hpp"
 #include "../../benchmarks/perf/perf_options.hpp"
+#include "../../benchmarks/perf/perf_report.hpp"
 #include "test_support.hpp"
 
 using ncclz::perf::parse;
@@ -78,6 +80,30 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(run({"--quantizer", "fixed8", "--quantizer", "abs"}).mode == ncclz::perf::bound_mode::abs);
   CHECK(run({"--quantizer", "fixed8", "--quantizer", "abs"}).bound == 1e-3);
   CHECK(run({"--rel", "1e-2", "--quantizer", "rel"}).bound == 1e-2);
+}
+
+TEST_CASE("perf: nccl-tests' run flags -m -a -z -g -t -G -F", "[perf]") {
+  using across = ncclz::perf::options::across_ranks;
+  const auto d = run({});
+  CHECK(d.agg_iters == 1);
+  CHECK(d.average == across::greatest);
+  CHECK_FALSE(d.blocking);
+  CHECK(d.ranks_per_process == 1);
+  CHECK(d.csv.empty());
+  const auto o = run({"-m", "4", "-a", "1", "-z", "1", "-g", "2", "-t", "3", "-G", "0", "-F", "rows.csv"});
+  CHECK(o.agg_iters == 4);
+  CHECK(o.average == across::mean);
+  CHECK(o.blocking);
+  CHECK(o.ranks_per_process == 6);
+  CHECK(o.csv == "rows.csv");
+  CHECK(run({"--average", "0"}).average == across::rank0);
+  CHECK(run({"-a", "2"}).average == across::least);
+  CHECK_THROWS_WITH(run({"-G", "10"}), Catch::Contains("cannot be captured in a CUDA graph"));
+  CHECK_THROWS_WITH(run({"-a", "4"}), Catch::Contains("-a must be 0 (rank 0), 1 (mean), 2 (least) or 3 (greatest)"));
+  CHECK_THROWS_WITH(run({"-z", "2"}), Catch::Contains("-z must be 0 or 1"));
+  CHECK_THROWS_WITH(run({"-g", "0"}), Catch::Contains("-g 0 must be a whole number >= 1"));
+  CHECK_THROWS_WITH(run({"-g", "2", "-g", "2"}), Catch::Contains("-g and -t may each be given once"));
+  CHECK_THROWS_WITH(run({"-m", "0"}), Catch::Contains("-m 0 must be a whole number >= 1"));
 }
 
 TEST_CASE("perf: the defaults are a short sweep of allreduce with the library's fallback", "[perf]") {
@@ -295,4 +321,38 @@ TEST_CASE("perf: --json lines are JSON: strings escaped, non-finite numbers null
   CHECK(json_object().add("x", 2.0).add("s", "t").add("b", false).raw("a", json_array(std::vector<int>{1, 2}, [](int i) {
     return json_number(i);
   })).str() == R"({"x":2,"s":"t","b":false,"a":[1,2]})");
+}
+
+TEST_CASE("perf: each collective test answers for its own collective", "[perf]") {
+  for (const collective c : {collective::allreduce, collective::reduce_scatter, collective::allgather,
+                             collective::broadcast, collective::reduce, collective::alltoall}) {
+    CAPTURE(ncclz::schedule::name(c));
+    ncclz::perf::with_collective_test(c, [&]<class Test>() { CHECK(Test::kind == c); });
+    CHECK(ncclz::perf::shape_of(c, 4096, 4, 4).collective == c);
+  }
+}
+
+TEST_CASE("perf: -F writes a header and rows of the same columns", "[perf]") {
+  ncclz::perf::options o;
+  const ncclz::perf::report rep(o);
+  ncclz::perf::row r{ncclz::perf::shape_of(collective::allreduce, 1 << 20, 4, 2), 4, "float", {200, 190, 210},
+                     {50, 45, 60}, {}, "fixed_length", "direct"};
+  ncclz::perf::rank_report k{};
+  k.ratio = 8;
+  k.error_bound = 1e-3;
+  r.ranks = {k, k};
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  ncclz::perf::report::print_csv_header(f);
+  rep.print_csv_row(f, r);
+  std::rewind(f);
+  char header[1024] = {}, line[1024] = {};
+  REQUIRE(std::fgets(header, sizeof header, f) != nullptr);
+  REQUIRE(std::fgets(line, sizeof line, f) != nullptr);
+  std::fclose(f);
+  const auto commas = [](const char* s) { return std::count(s, s + std::strlen(s), ','); };
+  CHECK(commas(header) == commas(line));
+  CHECK(std::string(line).starts_with("allreduce,1048576,262144,float,sum,-1,200.000,"));
+  CHECK(std::string(line).find(",4.0000,8.0000,") != std::string::npos);  // speedup 200/50, ratio 8
+  CHECK(std::string(line).find("fixed_length,direct,0") != std::string::npos);
 }
