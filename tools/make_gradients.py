@@ -19,11 +19,15 @@ model.parameters():
   OUT_DIR/<model>_step<N>.bf16   bfloat16 gradients (2 bytes each: the top half of a float32)
   OUT_DIR/MANIFEST.tsv           file, dtype, values, model, step, loss, then each parameter's
                                  name:offset:count
+  OUT_DIR/tune/, OUT_DIR/heldout/  the same files (hard links, or copies), split by model: tfm is
+                                 held out from every tuning decision, mlp and cnn may be tuned on
+                                 (docs/data.md); each with its part of the manifest
 No header in the arrays: the extension names the type, the size gives the count. The files are
 generated data: do not commit them.
 """
 import argparse
 import os
+import shutil
 import sys
 
 import torch
@@ -143,6 +147,24 @@ def run(name, make, batch_fn, dtype, steps, seed, device):
     return torch.cat(parts), loss.detach().item(), layout
 
 
+HELD_OUT = {"tfm"}  # models whose gradients no tuning decision sees (docs/data.md)
+
+
+def split_of(model):
+    return "heldout" if model in HELD_OUT else "tune"
+
+
+def link_into(part_dir, path):
+    """`path` in part_dir under the same name: a hard link where the file system allows it."""
+    target = os.path.join(part_dir, os.path.basename(path))
+    if os.path.exists(target):
+        os.remove(target)
+    try:
+        os.link(path, target)
+    except OSError:
+        shutil.copyfile(path, target)
+
+
 def write(path, grads):
     if grads.dtype == torch.bfloat16:
         data = grads.view(torch.int16).cpu().numpy().astype("<i2")
@@ -174,9 +196,18 @@ def main():
             print(f"{fname}: {grads.numel()} values, loss {loss:.4f}, {100 * zeros:.1f}% exact zeros, "
                   f"|g| median {float(grads.float().abs().median()):.3g}, max {float(grads.float().abs().max()):.3g}",
                   flush=True)
+    header = "# file\tdtype\tvalues\tmodel\tstep\tloss\tparameter:offset:count...\n"
     with open(os.path.join(a.out, "MANIFEST.tsv"), "w") as f:
-        f.write("# file\tdtype\tvalues\tmodel\tstep\tloss\tparameter:offset:count...\n")
+        f.write(header)
         f.write("\n".join(rows) + "\n")
+    for part in ("tune", "heldout"):
+        part_dir = os.path.join(a.out, part)
+        os.makedirs(part_dir, exist_ok=True)
+        mine = [r for r in rows if split_of(r.split("\t")[3]) == part]
+        for r in mine:
+            link_into(part_dir, os.path.join(a.out, r.split("\t")[0]))
+        with open(os.path.join(part_dir, "MANIFEST.tsv"), "w") as f:
+            f.write(header + "".join(r + "\n" for r in mine))
     return 0
 
 
