@@ -10,6 +10,15 @@ the same seed, and writes one JSON file per run into --out. Runs are "<allreduce
 After the runs, with the gradients of the last one, it times the gradient allreduce alone, bucket
 by bucket as DDP cuts it, for NCCL and for each quantizer of the runs (--comm-only skips the
 training: the comm-only timing under another NCCL setting, e.g. its tuned socket threads).
+
+--dump-gradients DIR writes, after each run's training, rank 0's gradient of one more batch of
+its own (no allreduce), every parameter's flattened in model.parameters() order, as raw
+little-endian float32: DIR/<model>_<allreduce>_s<seed>_step<steps>.f32, the layout ncclz-perf
+--data and ncclz-codec-bench --data read, with DIR/MANIFEST.tsv (file, values, model, steps, the
+batch's loss, then each parameter's name:offset:count). These gradients are held out from every
+tuning decision (docs/data.md). E.g. 85 M parameters after 300 steps, on one rank:
+  scripts/emulated_cluster.sh -n 1 -- python3 benchmarks/torch/train_ddp.py --model gpt2-base \
+      --runs nccl:0 --steps 300 --dump-gradients grads --out grads/run
 """
 import argparse
 import json
@@ -82,6 +91,7 @@ class ByteGPT(torch.nn.Module):
 MODELS = {
     # name: (constructor, sequence length the model reads, sequences per rank, learning rate)
     "gpt2": (lambda: ByteGPT(256, 640, 10, 10), 256, 8, 6e-4),
+    "gpt2-base": (lambda: ByteGPT(256, 768, 12, 12), 256, 8, 6e-4),  # GPT-2 small's shape: 85 M parameters
     "mlp": (lambda: ByteMLP(), 65, 256, 1e-3),
 }
 
@@ -158,6 +168,8 @@ def train(args, kind, seed, train_data, held_out, device, rank, size, abs_bound)
         torch.cuda.synchronize()
         compute_ms.append((time.perf_counter() - begin) * 1e3)
     gradients = torch.cat([p.grad.reshape(-1) for p in model.parameters() if p.grad is not None]).float()
+    if args.dump_gradients:
+        dump_gradients(args, ddp, model, kind, seed, batch(train_data, length, per_rank, generator, device), rank)
     if state is not None:
         state.close()
     result = {
@@ -171,6 +183,38 @@ def train(args, kind, seed, train_data, held_out, device, rank, size, abs_bound)
     }
     del ddp, optimizer
     return result, gradients
+
+
+def dump_gradients(args, ddp, model, kind, seed, tokens, rank):
+    """Rank 0's gradient of `tokens` (no allreduce: no_sync), raw float32, into --dump-gradients."""
+    model.zero_grad(set_to_none=True)
+    with ddp.no_sync():
+        with torch.autocast("cuda", dtype=torch.bfloat16):
+            loss = ddp(tokens)
+        loss.backward()
+    if rank != 0:
+        return
+    os.makedirs(args.dump_gradients, exist_ok=True)
+    name = f"{args.model}_{kind}_s{seed}_step{args.steps}.f32"
+    layout, parts, offset = [], [], 0
+    for pname, p in model.named_parameters():
+        g = p.grad.detach().reshape(-1).float() if p.grad is not None else torch.zeros(p.numel(), device=p.device)
+        parts.append(g)
+        layout.append(f"{pname}:{offset}:{g.numel()}")
+        offset += g.numel()
+    flat = torch.cat(parts)
+    flat.cpu().numpy().astype("<f4").tofile(os.path.join(args.dump_gradients, name))
+    manifest = os.path.join(args.dump_gradients, "MANIFEST.tsv")
+    rows = []
+    if os.path.exists(manifest):
+        with open(manifest) as f:
+            rows = [line for line in f.read().splitlines()[1:] if line and not line.startswith(name + "\t")]
+    rows.append("\t".join([name, str(flat.numel()), args.model, str(args.steps), f"{loss.item():.4f}"] + layout))
+    with open(manifest, "w") as f:
+        f.write("file\tvalues\tmodel\tsteps\tloss\tparameter:offset:count...\n" + "\n".join(rows) + "\n")
+    zeros = (flat == 0).float().mean().item()
+    print(f"{name}: {flat.numel()} values, loss {loss.item():.4f}, {100 * zeros:.1f}% exact zeros, |g| median "
+          f"{flat.abs().median().item():.3g}, max {flat.abs().max().item():.3g}", flush=True)
 
 
 def comm_only(gradients, kinds, abs_bound, device, rank, size, repeats=5):
@@ -220,6 +264,8 @@ def main():
                         help="abs bound = this fraction of the RMS of the first averaged gradient of the NCCL run "
                              "of the first seed (measured, printed and stored)")
     parser.add_argument("--comm-only", metavar="TAG", help="skip training; time the allreduce alone, labelled TAG")
+    parser.add_argument("--dump-gradients", metavar="DIR",
+                        help="after each run, write rank 0's gradient of one more batch into DIR (raw float32)")
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
 
