@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Every test and measurement of ncclz on a GPU machine, in one command:
 #
-#   scripts/run_gpu.sh [--quick] [--codec] [--collectives] [--multigpu] [--profile]
+#   scripts/run_gpu.sh [--quick] [--codec] [--collectives] [--multigpu] [--profile] [--model]
 #   scripts/run_gpu.sh --pack BUILD_DIR
 #
 # Modes (any number; none means --quick --codec --collectives --multigpu, which produces every
@@ -25,6 +25,15 @@
 #   --profile      Nsight Compute (ncu) of one encode and one decode launch of the codec bench's
 #                  64 MiB inputs: CODERS (default huffman), BOUNDS (default 1e-3), PROFILE_ARGS
 #                  (more bench arguments, e.g. "--only concat"); per-line source counters in csv
+#   --model        what benchmarks/speedup_model.py is checked against, on the held-out data
+#                  (docs/data.md): a GPT-2-shaped model's gradients (85 M values after 300 steps,
+#                  benchmarks/torch/train_ddp.py --dump-gradients; skipped without torch), the codec
+#                  on them, on the held-out fields and on every field (--only concat); the 256 MiB
+#                  allreduce on 4 emulated ranks on the held-out fields and on the gradients, REL
+#                  1e-3 and FixedRate<8>/<4>, at NCCL's defaults and with NCCL_SOCKET_NTHREADS=2
+#                  NCCL_NSOCKS_PERTHREAD=1; 2 and 3 ranks on the held-out fields; 4 ranks on the
+#                  tuning fields; then the model's validation table. Runs that fit the link's
+#                  latency sweep 64 KiB-256 MiB
 #   --pack BUILD   on a machine that builds but has no GPU: copy BUILD's executables (stripped),
 #                  libcudart and its test list into ./prebuilt; a run that finds
 #                  ./prebuilt/tests.tsv uses those executables and builds nothing (no meson or
@@ -60,7 +69,7 @@ modes=()
 pack_build=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
-    --quick | --codec | --collectives | --multigpu | --profile) modes+=("${1#--}"); shift ;;
+    --quick | --codec | --collectives | --multigpu | --profile | --model) modes+=("${1#--}"); shift ;;
     --pack) [ "$#" -ge 2 ] || die "--pack needs a build folder"; pack_build=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -169,6 +178,7 @@ has_mode codec && targets+=(benchmarks/ncclz-codec-bench benchmarks/ncclz-lossle
 has_mode collectives && targets+=(benchmarks/ncclz-perf test/cluster/test_collectives)
 has_mode multigpu && targets+=(benchmarks/ncclz-perf)
 has_mode profile && targets+=(benchmarks/ncclz-codec-bench)
+has_mode model && targets+=(benchmarks/ncclz-perf benchmarks/ncclz-codec-bench)
 if [ -f "$src/prebuilt/tests.tsv" ]; then
   bin=$src/prebuilt
   export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -366,6 +376,78 @@ if has_mode profile; then
             ncu -i "$res/profile/$k.ncu-rep" --page source --csv --print-source sass >"$res/profile/$k-source.csv" 2>&1
         }
     done
+  fi
+fi
+
+# --- --model ---------------------------------------------------------------------------------------
+# Held-out data only (tools/make_datasets.sh: DATA/heldout; the gradients of a model no tuning
+# decision has seen), ordered by what the model's check needs most; LIMIT_S skips the rest.
+if has_mode model; then
+  v=model-validation
+  tuned="NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=1"
+  sweep=(-b 64K -e 256M -f 16)  # NCCL's small rows fix the link's latency
+  one=(-b 256M -e 256M)
+  mrow() { # NAME LIMIT ENV RANKS DATA SIZES... -- ncclz-perf arguments
+    local name=$1 limit=$2 envs=$3 n=$4 input=$5
+    shift 5
+    perf "$v/$name" "$limit" "$envs" "-n $n" --data "$input" -C allreduce -n 8 -w 2 "$@"
+  }
+  if [ -d "$data/heldout" ]; then
+    mrow heldout-4ranks-rel-defaults 90 "" 4 "$data/heldout" "${sweep[@]}" --rel 1e-3
+    mrow heldout-4ranks-rel-2x1 90 "$tuned" 4 "$data/heldout" "${sweep[@]}" --rel 1e-3
+  else
+    note "$v/heldout" "no $data/heldout (tools/make_datasets.sh makes it)"
+  fi
+  g=${TMPDIR:-/tmp}/ncclz-gpt2-gradients  # generated data: only its manifest goes into the results
+  if python3 -c 'import torch, transformers' 2>/dev/null; then
+    rm -rf "$g"
+    step "$v/gpt2-gradients" 300 env PYTHONPATH="$src/python" "$src/scripts/emulated_cluster.sh" -n 1 --no-mps \
+      --timeout 290 -- python3 "$src/benchmarks/torch/train_ddp.py" --model gpt2-base --runs nccl:0 --steps 300 \
+      --dump-gradients "$g" --out "$res/$v/gpt2-training" &&
+      cp "$g/MANIFEST.tsv" "$res/$v/gpt2-training/gradients-manifest.tsv"
+  else
+    note "$v/gpt2-gradients" "python3 cannot import torch and transformers"
+  fi
+  codec() { # NAME DIR: FixedLength and Adaptive on DIR's fields concatenated, whole GPU
+    [ -d "$2" ] && step "$v/codec-$1" 120 "$bin/benchmarks/ncclz-codec-bench" --data "$2" --only concat \
+      --coders fixed_length,adaptive --bounds 1e-3 --runs 5 --size-mb 64 --json "$res/$v/codec-$1.json"
+  }
+  codec heldout "$data/heldout"
+  codec gpt2 "$g"
+  for q in "rel:--rel 1e-3" "fixed8:--quantizer fixed8" "fixed4:--quantizer fixed4"; do
+    # shellcheck disable=SC2086  # the quantizer's arguments are a word list
+    if [ -d "$g" ]; then
+      mrow "gpt2-4ranks-${q%%:*}-defaults" 90 "" 4 "$g" "${one[@]}" ${q#*:}
+      mrow "gpt2-4ranks-${q%%:*}-2x1" 90 "$tuned" 4 "$g" "${one[@]}" ${q#*:}
+    fi
+  done
+  for q in "fixed8:--quantizer fixed8" "fixed4:--quantizer fixed4"; do
+    # shellcheck disable=SC2086
+    mrow "heldout-4ranks-${q%%:*}-defaults" 90 "" 4 "$data/heldout" "${one[@]}" ${q#*:}
+    # shellcheck disable=SC2086
+    mrow "heldout-4ranks-${q%%:*}-2x1" 90 "$tuned" 4 "$data/heldout" "${one[@]}" ${q#*:}
+  done
+  for n in 2 3; do
+    mrow "heldout-${n}ranks-rel-defaults" 90 "" "$n" "$data/heldout" "${sweep[@]}" --rel 1e-3
+    mrow "heldout-${n}ranks-rel-2x1" 90 "$tuned" "$n" "$data/heldout" "${sweep[@]}" --rel 1e-3
+  done
+  [ -d "$data/tune" ] && mrow tune-4ranks-rel-defaults 90 "" 4 "$data/tune" "${one[@]}" --rel 1e-3
+  codec all "$data"  # every field: the rates behind the earlier runs of benchmarks/results
+  codecs=()
+  for f in "$res/$v"/codec-*.json; do [ -s "$f" ] && codecs+=(--codec "$f"); done
+  runs=()
+  for f in "$res/$v"/*.jsonl; do [ -s "$f" ] && runs+=("$f"); done
+  if [ ${#codecs[@]} -gt 0 ] && [ ${#runs[@]} -gt 0 ]; then
+    inputs=()
+    for f in "${runs[@]}"; do
+      case $(basename "$f") in
+        heldout-*) inputs+=(--codec-input "$f=concat(6 fields") ;;
+        tune-*) inputs+=(--codec-input "$f=concat(13 fields") ;;
+        gpt2-*) inputs+=(--codec-input "$f=concat(1 fields") ;;
+      esac
+    done
+    step "$v/check" 60 python3 "$src/benchmarks/speedup_model.py" validate "${codecs[@]}" "${inputs[@]}" \
+      --json "$res/$v/validation.json" "${runs[@]}"
   fi
 fi
 
