@@ -284,7 +284,7 @@ def main():
     kinds = sorted({k for k, _ in runs}, key=[k for k, _ in runs].index)
 
     abs_bound = _abs_bound(args, train_data, device, rank, size)
-    if rank == 0:
+    if rank == 0 and any(k != "nccl" for k in kinds):  # which NCCL libncclz runs on (it loads libncclz)
         info = ncclz_torch.nccl_info()
         print(f"NCCL {'.'.join(map(str, info['version']))} at {info['path']} (torch's: "
               f"{'.'.join(map(str, info['torch_version']))}; {len(info['libraries'])} loaded); abs bound {abs_bound:.3g}",
