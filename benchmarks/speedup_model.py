@@ -610,6 +610,17 @@ def parse_size(text):
     return int(float(t[:-1]) * units[t[-1]]) if t and t[-1] in units else int(t)
 
 
+def summarize(rows):
+    """Rows grouped by configuration: transport, ranks, NCCL setting, collective and whether the
+    call is 256 MiB or larger, in first-seen order."""
+    groups = {}
+    for r in rows:
+        size = ">= 256 MiB" if r["size"] >= 256 << 20 else "< 256 MiB"
+        key = f"{r['transport']}, {r['ranks']} ranks, NCCL {r['nccl_setting']}, {r['collective']} {size}"
+        groups.setdefault(key, []).append(r)
+    return list(groups.items())
+
+
 def cmd_validate(a):
     rows = validate(a.runs, a.codec, host_wait=a.host_wait_us * 1e-6, min_size=parse_size(a.min_size),
                     codec_inputs=codec_inputs(a.codec_input))
@@ -623,6 +634,11 @@ def cmd_validate(a):
               f"{r['coder']:>12} {r['collective']:>14} {r['size'] >> 20:>5} {r['parts']:>2} {r['bandwidth_GBps']:>7.2f} "
               f"{r['latency_us']:>6.1f} | {r['nccl_ms']:>8.2f} {r['ncclz_ms']:>9.2f} {r['ncclz_pred_ms']:>9.2f} "
               f"{100 * r['error']:>+6.1f}% | {r['speedup']:>6.2f}x {r['speedup_pred']:>5.2f}x")
+    print(f"\n{'configuration':<60} {'rows':>4} {'median error':>13} {'largest |error|':>16} {'within 20%':>11}")
+    for key, group in summarize(rows):
+        errs = [r["error"] for r in group]
+        print(f"{key:<60} {len(group):>4} {100 * statistics.median(errs):>+12.1f}% "
+              f"{100 * max(abs(e) for e in errs):>15.1f}% {sum(abs(e) <= 0.2 for e in errs):>6}/{len(errs)}")
     errs = [abs(r["error"]) for r in rows]
     print(f"# {len(rows)} rows: |error| median {100 * statistics.median(errs):.1f}%, largest {100 * max(errs):.1f}%, "
           f"within 20%: {sum(e <= 0.2 for e in errs)}")
@@ -631,7 +647,7 @@ def cmd_validate(a):
             json.dump(rows, f, indent=1)
 
 
-def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, gbps_list, codec_inputs=None):
+def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, gbps_list, codec_inputs=None, labels=None):
     """Predicted speedup per (label, collective, schedule) and link bandwidth, from the ratios of
     each perf file's rows at the size nearest `size` and that coder's whole-GPU rates (on the
     codec-bench input codec_inputs[file], by default the first concat)."""
@@ -641,6 +657,7 @@ def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, 
         label = config.get("bound_mode", "rel")
         label = f"{label} {config.get('bound')}" if label in ("rel", "abs") else label
         label += f", {config.get('coder', 'fixed_length')}"
+        label = f"{(labels or {}).get(p) or os.path.splitext(os.path.basename(p))[0]}: {label}"
         coder = config.get("coder", "fixed_length")
         dtype = CODEC_DTYPE[config.get("type", "float")]
         codec, _ = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, (codec_inputs or {}).get(p, "concat"))
@@ -677,16 +694,16 @@ def codec_inputs(specs):
 def cmd_predict(a):
     gbps = [float(x) for x in a.gbps.split(",")]
     table = prediction_table(a.perf, a.codec, a.ranks, parse_size(a.size), a.latency_us * 1e-6, a.host_wait_us * 1e-6, gbps,
-                             codec_inputs(a.codec_input))
+                             codec_inputs(a.codec_input), codec_inputs(a.label))
     print(f"# predicted speedup over NCCL, {a.ranks} ranks, {a.size} per call, one GPU a rank, latency "
           f"{a.latency_us:g} us a message step, host turnaround {a.host_wait_us:g} us")
     print(f"{'data, quantizer, coder':<44} {'collective':<14} {'schedule':<8} {'ratios':<14}" +
           "".join(f"{g:>8g}" for g in gbps) + "  Gb/s")
     for t in table:
-        ratios = (f"{t['peer_ratio']:.1f}/{t['owner_ratio']:.1f}" if t["collective"] in REDUCTIONS
-                  else f"{t['once_ratio']:.1f}")
-        label = f"{os.path.basename(t['file'])}: {t['label']}"
-        print(f"{label[-44:]:<44} {t['collective']:<14} {t['schedule']:<8} {ratios:<14}" +
+        ratios = (f"{t['peer_ratio']:.1f}/{t['owner_ratio']:.1f}" if t["collective"] in ("allreduce", "reduce")
+                  else f"{t['peer_ratio']:.1f}" if t["collective"] == "reduce_scatter" else f"{t['once_ratio']:.1f}")
+        label = t["label"]
+        print(f"{label[:44]:<44} {t['collective']:<14} {t['schedule']:<8} {ratios:<14}" +
               "".join(f"{s:>7.2f}x" for s in t["speedup"]))
     if a.json:
         with open(a.json, "w") as f:
@@ -748,6 +765,7 @@ def main(argv=None):
     q.add_argument("--codec", action="append", required=True, help="ncclz-codec-bench --json file (repeatable)")
     q.add_argument("--codec-input", action="append", metavar="RUN=NAME",
                    help="the codec-bench input whose rates RUN's coder runs at (default: the first concat)")
+    q.add_argument("--label", action="append", metavar="RUN=TEXT", help="what RUN's data is called (default: its file name)")
     q.add_argument("--ranks", type=int, default=4)
     q.add_argument("--size", default="256M")
     q.add_argument("--latency-us", type=float, default=10.0, help="seconds per message step, in us (default 10)")
