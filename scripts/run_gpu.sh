@@ -32,8 +32,9 @@
 #                  allreduce on 4 emulated ranks on the held-out fields and on the gradients, REL
 #                  1e-3 and FixedRate<8>/<4>, at NCCL's defaults and with NCCL_SOCKET_NTHREADS=2
 #                  NCCL_NSOCKS_PERTHREAD=1; 2 and 3 ranks on the held-out fields; 4 ranks on the
-#                  tuning fields; then the model's validation table. Runs that fit the link's
-#                  latency sweep 64 KiB-256 MiB
+#                  tuning fields (each run with NCCL's alltoall beside, whose rate the model
+#                  gives ncclz's grouped sends); then the model's validation table. Runs that fit
+#                  the link's latency sweep 64 KiB-256 MiB
 #   --pack BUILD   on a machine that builds but has no GPU: copy BUILD's executables (stripped),
 #                  libcudart and its test list into ./prebuilt; a run that finds
 #                  ./prebuilt/tests.tsv uses those executables and builds nothing (no meson or
@@ -390,7 +391,8 @@ if has_mode model; then
   mrow() { # NAME LIMIT ENV RANKS DATA SIZES... -- ncclz-perf arguments
     local name=$1 limit=$2 envs=$3 n=$4 input=$5
     shift 5
-    perf "$v/$name" "$limit" "$envs" "-n $n" --data "$input" -C allreduce -n 8 -w 2 "$@"
+    # NCCL's alltoall (grouped sends and receives) gives the rate ncclz's own grouped sends move at
+    perf "$v/$name" "$limit" "$envs" "-n $n" --data "$input" -C allreduce,alltoall -n 8 -w 2 "$@"
   }
   if [ -d "$data/heldout" ]; then
     mrow heldout-4ranks-rel-defaults 90 "" 4 "$data/heldout" "${sweep[@]}" --rel 1e-3
