@@ -129,6 +129,9 @@ class direct_schedule {
                     bool scatter, cudaStream_t stream) {
     workspace& ws = ctx_.ws;
     const int n = ctx_.nranks(), me = ctx_.rank();
+    // One rank's reduce_scatter is its allreduce: run as one, the owner's chunk is coded and
+    // carries the bound the call reports (the scatter path codes no chunk when there is no peer).
+    scatter = scatter && n > 1;
     const int parts = pipeline_parts(count * sizeof(T), ctx_.config.pipeline_part_bytes, MaxParts);
     const auto sub = [&](int i, int r) {
       const schedule::segment s = schedule::segment_of(seg[r].count, parts, i);
