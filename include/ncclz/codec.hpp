@@ -1,6 +1,11 @@
 // Codec<Quantizer, EntropyCoder>: the compile-time recipe of a compressor, checked here.
 //
-//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//   using Codec = ncclz::Codec<>;   // Quantizer<RelBound>, EntropyCoder<Auto>
+//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//
+// The default coder, EntropyCoder<Auto>, lets a Communicator time FixedLength against Adaptive
+// (and NCCL's own collective) and keep the faster; a single-GPU codec codes as Adaptive
+// (entropy_coder.hpp).
 //
 // Host-only code (the reference codec, tests) uses this header alone; device code adds
 // ncclz/device/device_codec.cuh (or the umbrella ncclz/ncclz.cuh).
@@ -11,20 +16,23 @@
 
 namespace ncclz {
 
-template <class Q = Quantizer<RelBound>, class C = EntropyCoder<FixedLength>>
+template <class Q = Quantizer<RelBound>, class C = EntropyCoder<Auto>>
 struct Codec {
   static_assert(detail::check_quantizer<Q>::value,
                 "ncclz::Codec<Q, C>: Q must model ncclz::QuantizerPolicy (see the messages above)");
   static_assert(EntropyCoderPolicy<C>,
                 "ncclz::Codec<Q, C>: C must model ncclz::EntropyCoderPolicy: use ncclz::EntropyCoder<S> with S one of "
-                "ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, ncclz::Adaptive, ncclz::Raw");
+                "ncclz::Auto, ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, ncclz::Adaptive, ncclz::Raw");
   using quantizer = Q;
   using coder = C;
 };
 
-/// The built-in codecs, for loops over every combination in tests and benchmarks.
+/// The built-in codecs, for loops over every combination in tests and benchmarks. Adaptive codes
+/// FixedRate's codes as well; its FixedRate kernels come in through EntropyCoder<Auto> alone.
 template <class F>
 void for_each_builtin_codec(F&& f) {
+  f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Auto>>>();
+  f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Auto>>>();
   f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<AbsBound>, EntropyCoder<Raw>>>();
@@ -33,6 +41,8 @@ void for_each_builtin_codec(F&& f) {
   f.template operator()<Codec<Quantizer<RelBound>, EntropyCoder<Adaptive>>>();
   f.template operator()<Codec<Quantizer<FixedRate<8>>, EntropyCoder<FixedLength>>>();
   f.template operator()<Codec<Quantizer<FixedRate<4>>, EntropyCoder<FixedLength>>>();
+  f.template operator()<Codec<Quantizer<FixedRate<8>>, EntropyCoder<Auto>>>();
+  f.template operator()<Codec<Quantizer<FixedRate<4>>, EntropyCoder<Auto>>>();
 }
 
 }  // namespace ncclz

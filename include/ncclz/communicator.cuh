@@ -1,8 +1,7 @@
 // Communicator<Codec, Schedule, Pipe>: compressed collectives over the caller's own NCCL
 // communicator.
 //
-//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
-//   ncclz::Communicator<Codec> comm(nccl_comm);               // Schedule = ncclz::schedule::Auto
+//   ncclz::Communicator<ncclz::Codec<>> comm(nccl_comm);      // REL bound, EntropyCoder<Auto>, schedule::Auto
 //   comm.allreduce(d_send, d_recv, count, ncclSum, 1e-3, stream);
 //   comm.check(stream);                                       // waits; throws on a corrupted chunk
 //   ncclz::call_info info = comm.last_call();
@@ -26,10 +25,11 @@
 // value was NaN, Inf or too large for a code are combined in T. All ranks hold identical results.
 // docs/collectives.md says more.
 //
-// This class checks arguments, picks the route (detail/comm/router.cuh) and hands the call to the
-// schedule that runs it, over the transport (detail/comm/transport.cuh: the only place that
-// talks to NCCL, where every wait is watched and a dead peer becomes an error after
-// config.timeout, never a hang):
+// This class checks arguments, picks the route (detail/comm/router.cuh: NCCL's own collective or
+// the compressed schedule and, with EntropyCoder<Auto>, its coder, FixedLength or Adaptive, by
+// timed probes per collective and size class) and hands the call to the schedule that runs it,
+// over the transport (detail/comm/transport.cuh: the only place that talks to NCCL, where every
+// wait is watched and a dead peer becomes an error after config.timeout, never a hang):
 //   direct (detail/comm/direct_schedule.cuh): allgather, alltoall, reductions in pipeline parts;
 //   ring (detail/comm/ring_schedule.cuh): reductions; ring and tree broadcast
 //   (detail/comm/broadcast_schedule.cuh); lossless reductions (detail/comm/lossless_schedule.cuh).
@@ -38,7 +38,6 @@
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
-#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -68,14 +67,15 @@ class Communicator {
   static_assert(schedule::policy_check<Schedule>::value);
   using collective = schedule::collective;
   using args = detail::comm::arguments<typename Codec::quantizer>;
-  static constexpr auto kNoOp = static_cast<ncclRedOp_t>(-1);  // collectives that reduce nothing
+  static constexpr auto kNoOp = detail::comm::kNoOp;  // collectives that reduce nothing
   static constexpr bool kLossless = detail::comm::is_lossless_v<Codec>;
 
  public:
   /// Construction makes no NCCL call but two queries of `comm`. The first call that cuts a
   /// reduction into pipeline parts splits `comm` (ncclCommSplit) into a second communicator of the
   /// same ranks, on which the parts exchange sizes beside their payloads.
-  explicit Communicator(ncclComm_t comm, communicator_config config = {}) : ctx_(comm, config), router_(ctx_.tp, ctx_.config) {}
+  explicit Communicator(ncclComm_t comm, communicator_config config = {})
+      : ctx_(comm, config), router_(ctx_.tp, ctx_.config, detail::comm::coders_of<Codec>(), Codec::coder::id) {}
   Communicator(const Communicator&) = delete;
   Communicator& operator=(const Communicator&) = delete;
   /// Waits out the last call first (watched: a dead peer aborts the communicator after
@@ -104,7 +104,7 @@ class Communicator {
       enqueue(ncclAllGather(send, recv, count, nccl_type<T>(), ctx_.tp.comm(), stream), "ncclAllGather");
       ctx_.info.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1);
     } else {
-      expect<T>(collective::allgather, count, kNoOp, -1, bound, algo);
+      ctx_.template expect_call<T>(how.coder, collective::allgather, count, kNoOp, -1, bound, algo);
       direct_.allgather(send, recv, count, bound, stream);
     }
     finish(stream);
@@ -121,7 +121,7 @@ class Communicator {
       enqueue(ncclBroadcast(send, recv, count, nccl_type<T>(), root, ctx_.tp.comm(), stream), "ncclBroadcast");
       if (rank() == root) ctx_.info.bytes_sent = count * sizeof(T);
     } else {
-      expect<T>(collective::broadcast, count, kNoOp, root, bound, algo);
+      ctx_.template expect_call<T>(how.coder, collective::broadcast, count, kNoOp, root, bound, algo);
       broadcast_.run(send, recv, count, root, bound, algo, stream);
     }
     finish(stream);
@@ -145,7 +145,7 @@ class Communicator {
       enqueue(ncclGroupEnd(), "ncclGroupEnd");
       ctx_.info.bytes_sent = count * sizeof(T) * static_cast<std::uint64_t>(nranks() - 1);
     } else {
-      expect<T>(collective::alltoall, count, kNoOp, -1, bound, algo);
+      ctx_.template expect_call<T>(how.coder, collective::alltoall, count, kNoOp, -1, bound, algo);
       direct_.alltoall(send, recv, count, bound, stream);
     }
     finish(stream);
@@ -240,7 +240,7 @@ class Communicator {
                                       Schedule::name + " schedule asks for " + schedule::name(a) +
                                       ": use schedule::Auto or schedule::Direct");
       }
-      expect<T>(c, caller_count, red.op, root, red.bound, schedule::algorithm::direct);
+      ctx_.template expect_call<T>(Codec::coder::id, c, caller_count, red.op, root, red.bound, schedule::algorithm::direct);
       lossless_.reduction(fn, c, send, recv, count, seg, red.op, root, scatter, stream);
       return finish(stream);
     }
@@ -249,32 +249,12 @@ class Communicator {
     if (how.nccl) {
       nccl();
     } else {
-      expect<T>(c, caller_count, red.op, root, red.bound, algo, red.coarsen > 1);
+      ctx_.template expect_call<T>(how.coder, c, caller_count, red.op, root, red.bound, algo, red.coarsen > 1);
       if (algo != schedule::algorithm::ring || nranks() == 1)
         direct_.reduction(fn, schedule::name(c), send, recv, count, seg, red, algo, root, scatter, stream);
       else ring_.reduction(fn, schedule::name(c), send, recv, count, seg, red, root, scatter, stream);
     }
     finish(stream);
-  }
-
-  /// What every rank of this compressed call must agree on, checked by its header exchange
-  /// (detail/comm/call_agreement.hpp); the direct schedule adds its part count.
-  template <class T>
-  void expect(collective c, std::uint64_t count, ncclRedOp_t op, int root, double bound, schedule::algorithm algo,
-              bool split = false) {
-    using detail::comm::call_field;
-    detail::comm::call_fingerprint& f = ctx_.fingerprint;
-    f.set(call_field::count, count);
-    f.set(call_field::collective, static_cast<std::uint64_t>(c));
-    f.set(call_field::op, op == kNoOp ? ~std::uint64_t{0} : static_cast<std::uint64_t>(op));
-    f.set(call_field::root, root < 0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(root));
-    f.set(call_field::element, detail::comm::element_word(nccl_type<T>(), sizeof(T)));
-    f.set(call_field::quantizer, detail::comm::quantizer_word(Codec::quantizer::id, Codec::quantizer::name));
-    f.set(call_field::coder, static_cast<std::uint64_t>(Codec::coder::id));
-    f.set(call_field::bound, std::bit_cast<std::uint64_t>(bound));
-    f.set(call_field::split, split ? 1 : 0);
-    f.set(call_field::parts, 1);
-    f.set(call_field::algorithm, static_cast<std::uint64_t>(algo));
   }
 
   /// After every call, whatever its route: the autotuner's figures and the end of its work.

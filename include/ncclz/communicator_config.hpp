@@ -28,7 +28,7 @@ constexpr ncclDataType_t nccl_type() {
 /// What the last collective did, for the caller's logs and benchmarks.
 struct call_info {
   const char* collective = "none";
-  const char* coder = "";
+  const char* coder = "";           ///< the entropy coder that ran ("fixed_length", "adaptive", ...; "none": NCCL's route)
   const char* schedule = "";        ///< algorithm run: "direct", "ring", "tree", or "nccl" (fallback)
   std::uint64_t input_bytes = 0;    ///< this rank's uncompressed payload
   std::uint64_t bytes_sent = 0;     ///< bytes this rank handed to NCCL (payloads, sizes, range)
@@ -39,10 +39,13 @@ struct call_info {
   int size_waits = 0;               ///< host waits for compressed sizes
   double size_wait_ms = 0;          ///< host time spent in them (includes GPU work still queued)
   bool fallback = false;            ///< the call went to NCCL's own collective, uncompressed
-  /// The autotuner's probes of this call's size class: medians of the slowest rank's times of
-  /// the compressed and NCCL probes, timed on the stream (0 until it decided), and how many
-  /// decisions it has made for the class (probes are repeated every autotune_recheck_calls).
+  /// The autotuner's probes of this call's size class: medians of the slowest rank's times,
+  /// timed on the stream (0 until it decided): NCCL's route, the fastest compressed route, and
+  /// each coder's compressed route (with EntropyCoder<Auto> both; otherwise the Codec's coder
+  /// alone, 0 for the other); and how many decisions it has made for the class (probes are
+  /// repeated every autotune_recheck_calls).
   float autotune_ncclz_ms = 0, autotune_nccl_ms = 0;
+  float autotune_fixed_length_ms = 0, autotune_adaptive_ms = 0;
   int autotune_decisions = 0;
 };
 
@@ -55,14 +58,16 @@ struct communicator_config {
   /// benchmark (docs/benchmarks.md). As with NCCL, the ranks must agree on the count for the
   /// fallback path, which does not check it.
   std::size_t fallback_below_bytes = std::size_t{2} << 20;
-  /// Above that threshold, probe both routes for each collective, element size and size class
-  /// (power of two of the bytes) and keep the faster: a warm call of each, 3 probes of each
-  /// interleaved, the medians of the slowest rank's times, and the compressed route only where
-  /// it wins by more than 5%; all ranks decide together. This keeps ncclz at NCCL's speed on
-  /// fast links (NVLink), where compression cannot pay. With fallback_below_bytes = 0 and
-  /// autotune = false every call is compressed.
+  /// Above that threshold, probe the routes for each collective, element size and size class
+  /// (power of two of the bytes) and keep the fastest: NCCL's own collective and the compressed
+  /// route with each coder the Codec may run (EntropyCoder<Auto>: FixedLength and Adaptive). A
+  /// warm call of each, 3 probes of each interleaved, the medians of the slowest rank's times;
+  /// the faster coder's route, and only where it wins against NCCL by more than 5%; all ranks
+  /// decide together. This keeps ncclz at NCCL's speed on fast links (NVLink), where compression
+  /// cannot pay. With fallback_below_bytes = 0 and autotune = false every call is compressed
+  /// (EntropyCoder<Auto>: with Adaptive).
   bool autotune = true;
-  /// Calls of a size class after which the autotuner probes both routes again.
+  /// Calls of a size class after which the autotuner probes the routes again.
   std::uint64_t autotune_recheck_calls = 1000;
   /// Direct reductions are cut into parts of at least this many bytes of each rank's input (at
   /// most the Pipeline's limit), so that coding one part overlaps moving another; every part

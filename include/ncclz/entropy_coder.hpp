@@ -5,6 +5,7 @@
 //   ncclz::EntropyCoder<ncclz::ZeroRun>       // run lengths of zeros, for sparse data
 //   ncclz::EntropyCoder<ncclz::Adaptive>      // per tile, the smallest of the three (device-side selector)
 //   ncclz::EntropyCoder<ncclz::Raw>           // values stored as they are: exact pass-through
+//   ncclz::EntropyCoder<ncclz::Auto>          // the default: FixedLength or Adaptive, whichever is faster
 //
 // Overview. Codes are cut into tiles of 8192 values and blocks of 32. FixedLength stores each
 // block's zig-zagged code deltas (each code minus the one before it in the tile) as `w` bit planes
@@ -16,10 +17,20 @@
 // Performance considerations. One warp codes one block in registers (ballot per bit plane), one
 // read of the input and one write of the output; tile offsets come from a single-pass decoupled
 // look-back scan, so compression needs no second pass and no host round trip.
+//
+// Auto. FixedLength codes several times faster than Adaptive; Adaptive's chunks are smaller. Which
+// one makes a collective faster depends on the data and the link, so a Communicator times both
+// (and NCCL's own collective) per collective and size class and keeps the fastest
+// (detail/comm/router.cuh). Where nothing is timed (Compressor, device::compress, the host
+// reference codec, a Communicator with autotune off, lossless reductions) Auto codes as Adaptive:
+// with no link to weigh the coding time against, the smallest chunk is the aim. Every chunk
+// records the coder that wrote it (Adaptive's id for an untimed Auto chunk).
 #pragma once
 
 #include <concepts>
+#include <type_traits>
 
+#include "ncclz/auto.hpp"
 #include "ncclz/format.hpp"
 
 namespace ncclz {
@@ -61,8 +72,8 @@ template <class Strategy>
 struct EntropyCoder {
   static_assert(std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Raw> || std::is_same_v<Strategy, Huffman> ||
                     std::is_same_v<Strategy, ZeroRun> || std::is_same_v<Strategy, Adaptive>,
-                "ncclz::EntropyCoder<Strategy>: Strategy must be ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, "
-                "ncclz::Adaptive or ncclz::Raw");
+                "ncclz::EntropyCoder<Strategy>: Strategy must be ncclz::Auto, ncclz::FixedLength, ncclz::Huffman, "
+                "ncclz::ZeroRun, ncclz::Adaptive or ncclz::Raw");
   using strategy = Strategy;
   static constexpr coder_id id = Strategy::id;
   static constexpr const char* name = Strategy::name;
@@ -74,6 +85,15 @@ struct EntropyCoder {
   static constexpr bool tries_fixed_length = std::is_same_v<Strategy, FixedLength> || std::is_same_v<Strategy, Adaptive>;
   static constexpr bool tries_huffman = std::is_same_v<Strategy, Huffman> || std::is_same_v<Strategy, Adaptive>;
   static constexpr bool tries_zero_run = std::is_same_v<Strategy, ZeroRun> || std::is_same_v<Strategy, Adaptive>;
+};
+
+/// The default coder: in a Communicator, FixedLength or Adaptive per collective and size class,
+/// whichever the route autotuner measured faster; elsewhere Adaptive (file comment). Its kernels'
+/// members are Adaptive's, so an untimed Auto chunk is an Adaptive chunk, byte for byte.
+template <>
+struct EntropyCoder<Auto> : EntropyCoder<Adaptive> {
+  using strategy = Auto;
+  static constexpr const char* name = "auto";
 };
 
 /// What ncclz needs from an EntropyCoder policy.
@@ -88,5 +108,6 @@ concept EntropyCoderPolicy = requires {
 static_assert(EntropyCoderPolicy<EntropyCoder<FixedLength>>);
 static_assert(EntropyCoderPolicy<EntropyCoder<Raw>>);
 static_assert(EntropyCoderPolicy<EntropyCoder<Adaptive>>);
+static_assert(EntropyCoderPolicy<EntropyCoder<Auto>>);
 
 }  // namespace ncclz

@@ -1,8 +1,8 @@
 // ncclz: compression-enabled GPU collectives over NCCL. The one header to include.
 //
 //   #include <ncclz/ncclz.cuh>
-//   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
-//   ncclz::Compressor<Codec, float> c(max_count);
+//   ncclz::Compressor<ncclz::Codec<>, float> c(max_count);      // RelBound, EntropyCoder<Auto>
+//   ncclz::Communicator<ncclz::Codec<>> comm(nccl_comm);
 //
 // Layers, from the top: compressor.cuh (owning host object) -> device/ (device-wide calls and
 // their kernels) -> warp/ (warp-wide helpers); codec.hpp, quantizer.hpp,

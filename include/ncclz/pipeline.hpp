@@ -19,6 +19,8 @@
 #include <concepts>
 #include <cstdint>
 
+#include "ncclz/auto.hpp"
+
 namespace ncclz {
 
 /// Up to N parts in flight (1 <= N <= 16).
@@ -32,9 +34,6 @@ struct Overlap {
 struct NoOverlap {
   static constexpr int max_parts = 1;
 };
-
-/// Let ncclz choose (Pipeline<Auto>: parts by message size).
-struct Auto {};
 
 template <class Mode>
 struct Pipeline {

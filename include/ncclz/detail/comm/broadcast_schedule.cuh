@@ -46,7 +46,7 @@ class broadcast_schedule {
     }
     ctx_.mark("transfer", stream);
     ctx_.reset_report(stream);
-    device::detail::launch_decode<Codec>(ws.chunk(root), bytes, recv, count, ws.report(), stream);
+    ctx_.decode(ws.chunk(root), bytes, recv, count, stream);
     ctx_.finish_info("broadcast", algo, count * sizeof(T), stream);
     ctx_.info.bytes_sent += sent;
     ctx_.set_ratio(count * sizeof(T), bytes);

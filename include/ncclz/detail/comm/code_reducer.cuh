@@ -104,7 +104,7 @@ class code_reducer {
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
 
-  /// Encodes a reduction's chunk into `out` from `source`, with the step of `bound`
+  /// Encodes a reduction's chunk into `out` from `source` with the call's coder, with the step of `bound`
   /// (red.code_bound, or red.result_code_bound() for an owner's requantized codes); its size
   /// lands in *d_size. Sources: code_source (codes already made, kOutlierCode marking values
   /// kept beside: a sum's), or value_source<T, false> (input values quantized as they are read,
@@ -114,22 +114,26 @@ class code_reducer {
   void encode_chunk(Source source, std::size_t count, std::byte* out, std::uint64_t* d_size, const code_reduction& red,
                     double bound, std::uint64_t first, cudaStream_t stream) {
     static_assert(!Source::allows_raw, "a reduction's chunk is added to as codes: its tiles may not be raw");
-    auto kernel = ncclz::kernels::encode_kernel<Codec, T, Source>;
-    device::detail::prefer_shared_memory(kernel);
     const auto tiles = static_cast<unsigned>(format::tile_count(count));
     const device::detail::workspace_layout l = device::detail::layout_for(count);
-    kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
-        source, count, out, d_size, ctx_.ws.range_keys(), bound, red.limit_ranks,
-        reinterpret_cast<std::uint64_t*>(ctx_.ws.codec() + l.tile_words), scales_at(first));
+    ctx_.with_call_coder([&]<class C>() {
+      auto kernel = ncclz::kernels::encode_kernel<C, T, Source>;
+      device::detail::prefer_shared_memory(kernel);
+      kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+          source, count, out, d_size, ctx_.ws.range_keys(), bound, red.limit_ranks,
+          reinterpret_cast<std::uint64_t*>(ctx_.ws.codec() + l.tile_words), scales_at(first));
+    });
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
 
-  /// Decodes a chunk of codes into `codes` (outliers' values into `values`).
+  /// Decodes a chunk of codes into `codes` (outliers' values into `values`) with the call's coder.
   template <class T>
   void decode_codes(const std::byte* in, std::uint64_t in_bytes, std::size_t count, std::int32_t* codes, void* values,
                     cudaStream_t stream) {
-    device::detail::launch_decode_kernel<Codec, T>(in, in_bytes, ncclz::kernels::code_sink<Q, T>{codes, static_cast<T*>(values)},
-                                                   count, ctx_.ws.report(), stream);
+    ctx_.with_call_coder([&]<class C>() {
+      device::detail::launch_decode_kernel<C, T>(in, in_bytes, ncclz::kernels::code_sink<Q, T>{codes, static_cast<T*>(values)}, count,
+                                                 ctx_.ws.report(), stream);
+    });
   }
 
   /// acc = op(acc, codes/values), element-wise, on the elements from `first` of the input.

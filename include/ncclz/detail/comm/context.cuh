@@ -5,12 +5,17 @@
 // NCCL point-to-point needs matching counts, so the host waits for compressed sizes: once per
 // call for allgather, broadcast and alltoall, twice for a direct allreduce or reduce, once per
 // ring step for the ring (call_info::size_waits and size_wait_ms report them).
+//
+// Every chunk of a call is coded and decoded with the call's coder (`coder`, set by expect_call
+// from the route): the Codec's own, or with EntropyCoder<Auto> the one the router chose, the same
+// on every rank (coder_choice.hpp).
 #pragma once
 
 #include <cuda_runtime_api.h>
 #include <nccl.h>
 
 #include <algorithm>
+#include <bit>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -22,6 +27,7 @@
 #include "ncclz/codec.hpp"
 #include "ncclz/communicator_config.hpp"
 #include "ncclz/detail/comm/call_agreement.hpp"
+#include "ncclz/detail/comm/coder_choice.hpp"
 #include "ncclz/detail/comm/header_kernel.cuh"
 #include "ncclz/detail/comm/phase_clock.cuh"
 #include "ncclz/detail/comm/transport.cuh"
@@ -32,6 +38,9 @@
 #include "ncclz/schedule/schedule.hpp"
 
 namespace ncclz::detail::comm {
+
+/// The op word of a collective that reduces nothing.
+inline constexpr auto kNoOp = static_cast<ncclRedOp_t>(-1);
 
 /// Where exchange_chunks left the chunks (rank r's at base + r * stride), and the bytes this rank
 /// sent.
@@ -69,6 +78,7 @@ class context {
   call_info info;
 
   // The call in progress, until finish_info.
+  coder_id coder = Codec::coder::id;  ///< the entropy coder of the call's chunks
   call_fingerprint fingerprint;  ///< what every rank must agree on (set before the call's header exchange)
   std::uint64_t range_bytes_sent = 0;
   const std::byte* bound_source = nullptr;  ///< a chunk this call coded: its header holds the bound applied
@@ -89,6 +99,48 @@ class context {
 
   [[nodiscard]] int rank() const noexcept { return tp.rank(); }
   [[nodiscard]] int nranks() const noexcept { return tp.nranks(); }
+
+  /// What every rank of a compressed call must agree on, checked by its header exchange
+  /// (call_agreement.hpp), and the coder it runs (`with`, the route's); the direct schedule
+  /// adds its part count. `op`: kNoOp for collectives that reduce nothing; `root` < 0: none.
+  template <class T>
+  void expect_call(coder_id with, schedule::collective c, std::uint64_t count, ncclRedOp_t op, int root, double bound,
+                   schedule::algorithm algo, bool split = false) {
+    coder = with;
+    call_fingerprint& f = fingerprint;
+    f.set(call_field::count, count);
+    f.set(call_field::collective, static_cast<std::uint64_t>(c));
+    f.set(call_field::op, op == kNoOp ? ~std::uint64_t{0} : static_cast<std::uint64_t>(op));
+    f.set(call_field::root, root < 0 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(root));
+    f.set(call_field::element, element_word(nccl_type<T>(), sizeof(T)));
+    f.set(call_field::quantizer, quantizer_word(Codec::quantizer::id, Codec::quantizer::name));
+    f.set(call_field::coder, static_cast<std::uint64_t>(with));
+    f.set(call_field::bound, std::bit_cast<std::uint64_t>(bound));
+    f.set(call_field::split, split ? 1 : 0);
+    f.set(call_field::parts, 1);
+    f.set(call_field::algorithm, static_cast<std::uint64_t>(algo));
+  }
+
+  /// f.template operator()<C>() with C the codec of the call's coder (coder_choice.hpp).
+  template <class F>
+  decltype(auto) with_call_coder(F&& f) const {
+    return with_coder<Codec>(coder, std::forward<F>(f));
+  }
+
+  /// Codes `count` values of `in` into the chunk at `out` with the call's coder; the size lands
+  /// in *d_size (device::detail::launch_encode, on this workspace).
+  template <class T>
+  void encode(const T* in, std::size_t count, std::byte* out, std::uint64_t* d_size, const device::detail::range_keys* range,
+              double bound, cudaStream_t stream) {
+    with_call_coder([&]<class C>() { device::detail::launch_encode<C>(ws.codec(), in, count, out, d_size, range, bound, stream); });
+  }
+
+  /// Decodes the chunk at `in` (`capacity` bytes held there) into `count` values at `out` with
+  /// the call's coder; problems go to the workspace's report.
+  template <class T>
+  void decode(const std::byte* in, std::uint64_t capacity, T* out, std::size_t count, cudaStream_t stream) {
+    with_call_coder([&]<class C>() { device::detail::launch_decode<C>(in, capacity, out, count, ws.report(), stream); });
+  }
 
   /// `slots` chunk slots for compressed chunks of `count` values of T, one meta set.
   template <class T>
@@ -159,7 +211,7 @@ class context {
     device::detail::range_keys* range = device::detail::reset_compress_state(ws.codec(), count, stream);
     if constexpr (Codec::quantizer::needs_range) device::detail::launch_range(send, count, range, stream);
     exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
-    device::detail::launch_encode<Codec>(ws.codec(), send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
+    encode(send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
     bound_source = ws.chunk(slot);
   }
 
@@ -300,7 +352,7 @@ class context {
     info.collective = collective;
     info.schedule = schedule::name(algo);
     info.parts = 1;
-    info.coder = Codec::coder::name;
+    info.coder = coder_name<Codec>(coder);
     info.input_bytes = input_bytes;
     info.bytes_sent = range_bytes_sent + sizeof(std::uint64_t) * (nranks() + 1) * static_cast<std::uint64_t>(size_waits);
     info.error_bound = error_bound;

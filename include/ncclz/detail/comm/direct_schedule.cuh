@@ -36,8 +36,7 @@ class direct_schedule {
     const exchanged_chunks got = ctx_.exchange_chunks(stream, /*root=*/-1);  // no slot free to gather into
     ctx_.reset_report(stream);
     for (int r = 0; r < n; ++r) {
-      device::detail::launch_decode<Codec>(got.at(r), ctx_.ws.chunk_size(r), recv + static_cast<std::size_t>(r) * count, count,
-                                           ctx_.ws.report(), stream);
+      ctx_.decode(got.at(r), ctx_.ws.chunk_size(r), recv + static_cast<std::size_t>(r) * count, count, stream);
     }
     ctx_.finish_info("allgather", schedule::algorithm::direct, count * sizeof(T), stream);
     ctx_.info.bytes_sent += got.sent;
@@ -57,8 +56,7 @@ class direct_schedule {
     for (int i = 1; i < n; ++i) {
       const int p = (me + i) % n;
       if (i > 1) device::detail::reset_tile_words(ctx_.ws.codec(), count, stream);
-      device::detail::launch_encode<Codec>(ctx_.ws.codec(), send + p * count, count, ctx_.ws.chunk(n + p),
-                                           ctx_.ws.meta_slot(me, p), range, bound, stream);
+      ctx_.encode(send + p * count, count, ctx_.ws.chunk(n + p), ctx_.ws.meta_slot(me, p), range, bound, stream);
     }
     if (n > 1) ctx_.bound_source = ctx_.ws.chunk(n + (me + 1) % n);
     ctx_.exchange_meta("Communicator::alltoall", count, stream);
@@ -69,8 +67,7 @@ class direct_schedule {
     ctx_.reset_report(stream);
     for (int p = 0; p < n; ++p) {
       if (p != me) {
-        device::detail::launch_decode<Codec>(ctx_.ws.chunk(p), ctx_.ws.sent_bytes(p, me), recv + p * count, count,
-                                             ctx_.ws.report(), stream);
+        ctx_.decode(ctx_.ws.chunk(p), ctx_.ws.sent_bytes(p, me), recv + p * count, count, stream);
       }
     }
     ctx_.finish_info("alltoall", schedule::algorithm::direct, total * sizeof(T), stream);
@@ -237,8 +234,7 @@ class direct_schedule {
           for (int r = 0; r < n; ++r) {
             if (r == me) continue;  // dequantized when it was coded
             const schedule::segment s = sub(i, r);
-            device::detail::launch_decode<Codec>(owners.at(r), ws.chunk_size(r, parts + i), recv + s.first, s.count, ws.report(),
-                                                 compute);
+            ctx_.decode(owners.at(r), ws.chunk_size(r, parts + i), recv + s.first, s.count, compute);
           }
         }
       }

@@ -46,8 +46,7 @@ class lossless_schedule {
     for (int k = 1; k < n; ++k) {  // chunk slots: n + p to peer p, p from peer p (all reads of send come first)
       const int p = (me + k) % n;
       device::detail::reset_tile_words(ws.codec(), seg[p].count, stream);
-      device::detail::launch_encode<Codec>(ws.codec(), send + seg[p].first, seg[p].count, ws.chunk(n + p), ws.meta_slot(me, p),
-                                           ws.range_keys(), 0.0, stream);
+      ctx_.encode(send + seg[p].first, seg[p].count, ws.chunk(n + p), ws.meta_slot(me, p), ws.range_keys(), 0.0, stream);
       coded_input += seg[p].count * sizeof(T);
     }
     if (n > 1) ctx_.bound_source = ws.chunk(n + (me + 1) % n);
@@ -55,8 +54,7 @@ class lossless_schedule {
     const std::uint64_t sent = ctx_.exchange_pairwise(0, 0, stream);
     for (int p = 0; p < n; ++p) {
       if (p != me) {
-        device::detail::launch_decode<Codec>(ws.chunk(p), ws.sent_bytes(p, me), pieces + p * largest, mine.count, ws.report(),
-                                             stream);
+        ctx_.decode(ws.chunk(p), ws.sent_bytes(p, me), pieces + p * largest, mine.count, stream);
       }
     }
     const auto reduce = [&](auto kernel) {
@@ -72,8 +70,7 @@ class lossless_schedule {
     std::uint64_t owner_bytes = 0, owner_sent = 0;
     if (!scatter) {
       device::detail::reset_tile_words(ws.codec(), mine.count, stream);
-      device::detail::launch_encode<Codec>(ws.codec(), reduced, mine.count, ws.chunk(me), ws.meta_slot(me, me, 1), ws.range_keys(),
-                                           0.0, stream);
+      ctx_.encode(reduced, mine.count, ws.chunk(me), ws.meta_slot(me, me, 1), ws.range_keys(), 0.0, stream);
       ctx_.bound_source = ws.chunk(me);
       ctx_.exchange_meta(fn, count, stream, 1);
       // Gathered into the slots sent from (n + p): their transfers came first on this stream.
@@ -83,8 +80,7 @@ class lossless_schedule {
         NCCLZ_CUDA_TRY(cudaMemcpyAsync(recv + mine.first, reduced, mine.count * sizeof(T), cudaMemcpyDeviceToDevice, stream));
         for (int r = 0; r < n; ++r) {
           if (r != me) {
-            device::detail::launch_decode<Codec>(owners.at(r), ws.chunk_size(r, 1), recv + seg[r].first, seg[r].count, ws.report(),
-                                                 stream);
+            ctx_.decode(owners.at(r), ws.chunk_size(r, 1), recv + seg[r].first, seg[r].count, stream);
           }
         }
       }

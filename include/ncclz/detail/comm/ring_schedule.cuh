@@ -53,7 +53,7 @@ class ring_schedule {
     if (root < 0 || me == root) {
       red_.dequantize(mine.count, recv + mine.first, mine.first, stream, &red);  // the codes of our own chunk
       for (int r = 0; r < ctx_.nranks(); ++r) {
-        if (r != me) device::detail::launch_decode<Codec>(got.at(r), ws.chunk_size(r), recv + seg[r].first, seg[r].count, ws.report(), stream);
+        if (r != me) ctx_.decode(got.at(r), ws.chunk_size(r), recv + seg[r].first, seg[r].count, stream);
       }
     }
     ctx_.finish_info(collective, algo, count * sizeof(T), stream);
