@@ -76,6 +76,7 @@ ncclResult_t ncclzCommCreate(ncclComm_t comm, const ncclzConfig* config, ncclzCo
       case ncclzFixedRate8: made = make_comm<ncclzFixedRate8>(comm, c); break;
       case ncclzFixedRate4: made = make_comm<ncclzFixedRate4>(comm, c); break;
       case ncclzLossless: made = make_comm<ncclzLossless>(comm, c); break;
+      case ncclzRelAuto: made = make_comm<ncclzRelAuto>(comm, c); break;
       default:
         ncclz::detail::throw_invalid(fn, "config->codec is " + std::to_string(static_cast<int>(config->codec)) +
                                              ": one of ncclzCodec_t (0 to " + std::to_string(ncclzNumCodecs - 1) + ")");

@@ -93,5 +93,7 @@ template <>
 std::unique_ptr<ncclzComm> make_comm<ncclzFixedRate4>(ncclComm_t comm, const ncclz::communicator_config& config);
 template <>
 std::unique_ptr<ncclzComm> make_comm<ncclzLossless>(ncclComm_t comm, const ncclz::communicator_config& config);
+template <>
+std::unique_ptr<ncclzComm> make_comm<ncclzRelAuto>(ncclComm_t comm, const ncclz::communicator_config& config);
 
 }  // namespace ncclz::c_api

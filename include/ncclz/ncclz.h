@@ -3,7 +3,7 @@
  * interface. The codec is picked at run time from a fixed menu (ncclzCodec_t); each collective
  * keeps the bound of its C++ counterpart (docs/collectives.md) and returns ncclResult_t:
  *
- *   ncclzConfig config = NCCLZ_CONFIG_INITIALIZER;        (REL bound, FixedLength coder)
+ *   ncclzConfig config = NCCLZ_CONFIG_INITIALIZER;        (REL bound, the coder chosen by timing)
  *   ncclzComm_t zcomm;
  *   ncclzCommCreate(nccl_comm, &config, &zcomm);
  *   ncclzAllReduce(d_send, d_recv, count, ncclFloat, ncclSum, 1e-3, zcomm, stream);
@@ -32,8 +32,10 @@ extern "C" {
 /** The codecs libncclz is built with: a quantizer (REL: the bound is relative to the value range
  *  of all ranks' inputs; ABS: absolute; FixedRate8/4: 8 or 4 bits a value with a step per block
  *  of 1024, the bound argument 8/4 or 0; Lossless: exact, the bound argument 0) and an entropy
- *  coder (FixedLength: fastest; Adaptive: the smallest of fixed-length, Huffman and zero-run per
- *  tile, never larger than FixedLength). docs/collectives.md states each one's bound. */
+ *  coder (Auto, the default: FixedLength or Adaptive per collective and size class, whichever the
+ *  autotuner measured faster, or NCCL's own collective where that is faster still; FixedLength:
+ *  fastest coding; Adaptive: the smallest of fixed-length, Huffman and zero-run per tile, never
+ *  larger than FixedLength). docs/collectives.md states each one's bound. */
 typedef enum {
   ncclzRelFixedLength = 0, /**< Quantizer<RelBound>, EntropyCoder<FixedLength> */
   ncclzAbsFixedLength = 1, /**< Quantizer<AbsBound>, EntropyCoder<FixedLength> */
@@ -42,7 +44,8 @@ typedef enum {
   ncclzFixedRate8 = 4,     /**< Quantizer<FixedRate<8>>, EntropyCoder<FixedLength> */
   ncclzFixedRate4 = 5,     /**< Quantizer<FixedRate<4>>, EntropyCoder<FixedLength> */
   ncclzLossless = 6,       /**< Quantizer<Lossless>, EntropyCoder<FixedLength> */
-  ncclzNumCodecs = 7
+  ncclzRelAuto = 7,        /**< Quantizer<RelBound>, EntropyCoder<Auto>: C++'s Codec<> */
+  ncclzNumCodecs = 8
 } ncclzCodec_t;
 
 /** What ncclzCommCreate takes; start from NCCLZ_CONFIG_INITIALIZER (ncclz::communicator_config's
@@ -59,7 +62,7 @@ typedef struct {
   int64_t timeoutMs;
 } ncclzConfig;
 
-#define NCCLZ_CONFIG_INITIALIZER {ncclzRelFixedLength, SIZE_MAX, 1, 0}
+#define NCCLZ_CONFIG_INITIALIZER {ncclzRelAuto, SIZE_MAX, 1, 0}
 
 /** What the last collective on a communicator did (ncclz::call_info). */
 typedef struct {
