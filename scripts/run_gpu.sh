@@ -16,9 +16,11 @@
 #   --collectives  ncclz-perf on 4 emulated ranks (scripts/emulated_cluster.sh: one process a rank,
 #                  sockets on loopback, MPS): sweeps 1-256 MiB (every collective at REL 1e-3, the
 #                  allreduce at 1e-2), every collective at 256 MiB with its phases, the 256 MiB
-#                  allreduce per coder, quantizer, element type and part count, one row against
-#                  NCCL with tuned socket threads, VARIANTS rows; a soak of back-to-back pipelined
-#                  allreduces (SOAK_ROUNDS rounds of 8 calls, default 20); plots
+#                  allreduce per coder, quantizer, element type and part count, the default coder
+#                  (auto) against each coder forced (auto, fixed_length, adaptive, twice in turn, on
+#                  the held-out fields and on gradients), one row against NCCL with tuned socket
+#                  threads, VARIANTS rows; a soak of back-to-back pipelined allreduces (SOAK_ROUNDS
+#                  rounds of 8 calls, default 20); plots
 #   --multigpu     ncclz-perf with one GPU per rank (2 or more GPUs; skipped otherwise), 4 KB-1 GB:
 #                  NCCL's transports with the default route and always compressed, bf16, and NCCL
 #                  forced onto sockets; plots
@@ -173,7 +175,7 @@ note() { record "$1" "skipped" "($2)"; }
 { nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader; nvidia-smi topo -m; } >"$logs/gpu.txt" 2>&1
 targets=()
 has_mode quick && targets+=(test/gpu_tests test/cluster/nccl_smoke test/cluster/test_collectives test/cluster/test_peer_failure
-  test/cluster/test_lossless examples/00_compress_field examples/01_allreduce_gradients examples/02_custom_quantizer
+  test/cluster/test_lossless test/cluster/test_default_codec examples/00_compress_field examples/01_allreduce_gradients examples/02_custom_quantizer
   examples/03_broadcast_field benchmarks/ncclz-perf)
 has_mode codec && targets+=(benchmarks/ncclz-codec-bench benchmarks/ncclz-lossless-study)
 has_mode collectives && targets+=(benchmarks/ncclz-perf test/cluster/test_collectives)
@@ -327,6 +329,16 @@ if has_mode collectives; then
   row perf-gradient-adaptive-f16 120 --gen gradient --rel 1e-3 --coder adaptive -d half
   row perf-gradient-adaptive-bf16 120 --gen gradient --rel 1e-3 --coder adaptive -d bfloat16
   row perf-gradient-fixed-f16 120 --gen gradient --rel 1e-3 --coder fixed_length -d half
+  # The default coder against each coder forced, interleaved: A B C A B C per input (the
+  # held-out fields where the data has them).
+  for input in fields gradients; do
+    args=("${data_args[@]}")
+    [ -d "$data/heldout" ] && args=(--data "$(cd "$data/heldout" && pwd)")
+    [ "$input" = gradients ] && args=(--gen gradient)
+    for r in 1 2; do
+      for coder in auto fixed_length adaptive; do row coders-$input-$coder-$r 90 "${args[@]}" --rel 1e-3 --coder $coder; done
+    done
+  done
   # NCCL's ring at its best socket setting measured (the setting holds for both in a process).
   perf $a/perf-adaptive-4parts-sockets2x1 90 "NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=1" "-n 4" \
     -C allreduce -b 256M -e 256M "${data_args[@]}" --rel 1e-3 --coder adaptive --chunk 64M --phases

@@ -66,7 +66,7 @@ struct options {
   int root = 0;                            ///< -r
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X | --quantizer NAME
   double bound = 1e-3;
-  std::string coder = "fixed_length";      ///< --coder fixed_length|adaptive|raw
+  std::string coder = "auto";              ///< --coder auto|fixed_length|adaptive|raw
   std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part size (0: the library's default)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
@@ -107,7 +107,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
   --rel X | --abs X        ncclz's error bound: X times the value range, or X (default --rel 1e-3)
   --quantizer NAME         rel, abs (with the bound of --rel/--abs), fixed8 or fixed4 (8- or 4-bit codes,
                            a step per 1024 values shared by all ranks)
-  --coder NAME             fixed_length (default), adaptive or raw (fixed8/fixed4: fixed_length only)
+  --coder NAME             auto (default: the library's, FixedLength or Adaptive by timed probes),
+                           fixed_length, adaptive or raw (fixed8/fixed4: auto or fixed_length)
   --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
   --chunk SIZE             cut the direct reductions into parts of at least SIZE bytes a rank (at
                            most 8) so coding overlaps transfers; default: the library's 64M
@@ -255,7 +256,9 @@ inline options parse(int argc, const char* const* argv) {
       }
     } else if (a == "--coder") {
       o.coder = value();
-      if (o.coder != "fixed_length" && o.coder != "raw" && o.coder != "adaptive") fail("--coder must be fixed_length, adaptive or raw");
+      if (o.coder != "auto" && o.coder != "fixed_length" && o.coder != "raw" && o.coder != "adaptive") {
+        fail("--coder must be auto, fixed_length, adaptive or raw");
+      }
     } else if (a == "--schedule") {
       o.schedule = value();
       if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree") {
@@ -281,8 +284,8 @@ inline options parse(int argc, const char* const* argv) {
       }
     } else fail("unknown flag " + a + " (see --help)");
   }
-  if ((o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) && o.coder != "fixed_length") {
-    fail("--quantizer fixed8/fixed4 runs with --coder fixed_length");
+  if ((o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) && o.coder != "auto" && o.coder != "fixed_length") {
+    fail("--quantizer fixed8/fixed4 runs with --coder auto or fixed_length");
   }
   if (gpu_flags > 1 || thread_flags > 1) fail("-g and -t may each be given once");
   if (o.min_bytes == 0) fail("-b must be > 0");

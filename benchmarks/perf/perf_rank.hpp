@@ -28,6 +28,8 @@ struct codec_entry {
   codec_run run;
 };
 
+int run_abs_auto(const rank_context&);
+int run_rel_auto(const rank_context&);
 int run_abs_fixed_length(const rank_context&);
 int run_rel_fixed_length(const rank_context&);
 int run_abs_raw(const rank_context&);
@@ -36,13 +38,17 @@ int run_abs_adaptive(const rank_context&);
 int run_rel_adaptive(const rank_context&);
 int run_fixed8(const rank_context&);
 int run_fixed4(const rank_context&);
+int run_fixed8_auto(const rank_context&);
+int run_fixed4_auto(const rank_context&);
 
 /// The codecs ncclz-perf runs: ncclz::for_each_builtin_codec's, in its order.
 inline constexpr codec_entry kCodecs[] = {
+    {"abs", "auto", run_abs_auto},                 {"rel", "auto", run_rel_auto},
     {"abs", "fixed_length", run_abs_fixed_length}, {"rel", "fixed_length", run_rel_fixed_length},
     {"abs", "raw", run_abs_raw},                   {"rel", "raw", run_rel_raw},
     {"abs", "adaptive", run_abs_adaptive},         {"rel", "adaptive", run_rel_adaptive},
     {"fixed8", "fixed_length", run_fixed8},        {"fixed4", "fixed_length", run_fixed4},
+    {"fixed8", "auto", run_fixed8_auto},           {"fixed4", "auto", run_fixed4_auto},
 };
 
 }  // namespace ncclz::perf

@@ -129,7 +129,12 @@ TEST_CASE("perf: bad command lines name the flag", "[perf]") {
   CHECK_THROWS_WITH(run({"--gen", "zeros"}), Catch::Contains("--gen must be smooth, noise or gradient"));
   CHECK_THROWS_WITH(run({"--fallback-below", "-1"}), Catch::Contains("--fallback-below -1 is not a size"));
   CHECK_THROWS_WITH(run({"--quantizer", "fixed6"}), Catch::Contains("--quantizer must be rel, abs, fixed8 or fixed4"));
-  CHECK_THROWS_WITH(run({"--quantizer", "fixed8", "--coder", "raw"}), Catch::Contains("fixed8/fixed4 runs with --coder fixed_length"));
+  CHECK_THROWS_WITH(run({"--quantizer", "fixed8", "--coder", "raw"}), Catch::Contains("fixed8/fixed4 runs with --coder auto or fixed_length"));
+  CHECK_THROWS_WITH(run({"--coder", "huffman"}), Catch::Contains("--coder must be auto, fixed_length, adaptive or raw"));
+  CHECK(run({}).coder == "auto");  // the library's default coder
+  CHECK(run({"--quantizer", "fixed8"}).coder == "auto");
+  CHECK(run({"--quantizer", "fixed4", "--coder", "fixed_length"}).coder == "fixed_length");
+  CHECK(run({"--coder", "adaptive"}).coder == "adaptive");
 }
 
 TEST_CASE("perf: bus bandwidth factors are nccl-tests'", "[perf]") {
