@@ -1,7 +1,10 @@
-// Codec<Quantizer, EntropyCoder>: the compile-time recipe of a compressor, checked here.
+// Codec<Quantizer, EntropyCoder, Integrity>: the compile-time recipe of a compressor, checked here.
 //
-//   using Codec = ncclz::Codec<>;   // Quantizer<RelBound>, EntropyCoder<Auto>
+//   using Codec = ncclz::Codec<>;   // Quantizer<RelBound>, EntropyCoder<Auto>, Integrity<TileChecksums>
 //   using Codec = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+//   // without tile checksums, for a trusted link:
+//   using Trusted = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Auto>,
+//                                ncclz::Integrity<ncclz::NoChecksums>>;
 //
 // The default coder, EntropyCoder<Auto>, lets a Communicator time FixedLength against Adaptive
 // (and NCCL's own collective) and keep the faster; a single-GPU codec codes as Adaptive
@@ -12,19 +15,26 @@
 #pragma once
 
 #include "ncclz/entropy_coder.hpp"
+#include "ncclz/integrity.hpp"
 #include "ncclz/quantizer.hpp"
 
 namespace ncclz {
 
-template <class Q = Quantizer<RelBound>, class C = EntropyCoder<Auto>>
+template <class Q = Quantizer<RelBound>, class C = EntropyCoder<Auto>, class I = Integrity<TileChecksums>>
 struct Codec {
   static_assert(detail::check_quantizer<Q>::value,
                 "ncclz::Codec<Q, C>: Q must model ncclz::QuantizerPolicy (see the messages above)");
   static_assert(EntropyCoderPolicy<C>,
                 "ncclz::Codec<Q, C>: C must model ncclz::EntropyCoderPolicy: use ncclz::EntropyCoder<S> with S one of "
                 "ncclz::Auto, ncclz::FixedLength, ncclz::Huffman, ncclz::ZeroRun, ncclz::Adaptive, ncclz::Raw");
+  static_assert(IntegrityPolicy<I>,
+                "ncclz::Codec<Q, C, I>: I must model ncclz::IntegrityPolicy: use ncclz::Integrity<ncclz::TileChecksums> "
+                "(the default) or ncclz::Integrity<ncclz::NoChecksums>");
   using quantizer = Q;
   using coder = C;
+  using integrity = I;
+  /// The flags of the chunks this codec writes (format::kTileChecks or 0).
+  static constexpr std::uint32_t chunk_flags = I::tile_checksums ? format::kTileChecks : 0u;
 };
 
 /// The built-in codecs, for loops over every combination in tests and benchmarks. Adaptive codes

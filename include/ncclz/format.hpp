@@ -1,13 +1,15 @@
 // The compressed chunk format (docs/format.md is the prose version of this file).
 //
-// A chunk is: chunk_header (64 B) | tile table (tile_count x u32, padded to 8 B) | tiles.
+// A chunk is: chunk_header (64 B) | tile table (tile_count x u32, padded to 8 B) | check table
+// (a checksum per tile, where the header's flags say so) | step table (fixed_rate) | tiles.
 // Tiles hold kTileElements consecutive values each (the last one may hold fewer) and start on
 // 8-byte boundaries; the table gives each tile's offset from the end of the header in 8-byte
-// units, so any tile can be decoded without reading the others.
+// units, so any tile can be decoded (and its checksum verified) without reading the others.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 // The 16-bit element types. Their conversions to and from float work in host code too (g++ or
@@ -83,7 +85,13 @@ NCCLZ_HOST_DEVICE inline T from_compute(compute_t<T> v) {
 namespace format {
 
 inline constexpr std::uint32_t kMagic = 0x315A434Eu;  // "NCZ1" read as little-endian bytes
-inline constexpr std::uint8_t kVersion = 1;
+/// The version this build writes. Version 1 (no flags, no checksums: its flags and header check
+/// words are 0) is still read.
+inline constexpr std::uint8_t kVersion = 2;
+inline constexpr std::uint8_t kOldestVersion = 1;
+/// Header flags (version 2). kTileChecks: each tile's checksum is in the check table.
+inline constexpr std::uint32_t kTileChecks = 1u;
+inline constexpr std::uint32_t kKnownFlags = kTileChecks;
 inline constexpr std::uint32_t kBlockElements = 32;  // one warp, one value per lane
 inline constexpr std::uint32_t kTileBlocks = 256;
 inline constexpr std::uint32_t kTileElements = kBlockElements * kTileBlocks;  // 8192
@@ -110,7 +118,8 @@ struct chunk_header {
   double bound;                 ///< the bound the caller asked for (absolute, or relative factor)
   double error_bound;           ///< the absolute bound applied to every element
   double step;                  ///< quantization step (a value of the element type, widened)
-  std::uint64_t reserved;       ///< zero
+  std::uint32_t flags;          ///< kTileChecks or 0 (version 1: 0)
+  std::uint32_t header_check;   ///< header_check_of (version 1: 0)
 };
 static_assert(sizeof(chunk_header) == 64 && std::is_trivially_copyable_v<chunk_header>);
 
@@ -142,6 +151,77 @@ NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_blocks(std::uint32_t elements) {
 
 NCCLZ_HOST_DEVICE constexpr std::uint64_t table_bytes(std::uint64_t tiles) {
   return align_up(tiles * sizeof(std::uint32_t), 8);
+}
+
+/// Bytes of the check table (a u32 per tile, zero-padded to 8) of a chunk with these flags.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t check_table_bytes(std::uint64_t tiles, std::uint32_t flags) {
+  return (flags & kTileChecks) != 0 ? table_bytes(tiles) : 0;
+}
+
+/// Where the step table (fixed_rate) starts, in bytes from the end of the header: after the tile
+/// table and the check table. The tiles follow the step table.
+NCCLZ_HOST_DEVICE constexpr std::uint64_t step_table_offset(std::uint64_t tiles, std::uint32_t flags) {
+  return table_bytes(tiles) + check_table_bytes(tiles, flags);
+}
+
+// --- checksums (version 2) ------------------------------------------------------------------------
+// A tile's checksum covers its bytes, read as little-endian u32 words w_0, w_1, ... (a tile
+// starts and ends on 8-byte boundaries), the words of its steps in the step table (fixed_rate;
+// from kStepCheckPosition on), its size in bytes, its index and the chunk's header check (so a
+// tile of another chunk, coded with another step or count, fails in this one):
+//
+//   S = sum over i of check_term(w_i, i)  (mod 2^32),   check = tile_check(S, bytes, tile, header check)
+//
+// A sum of one term a word lets the 256 threads of a tile's block each hash the words they hold,
+// in any order, and the host hash them in one loop, to the same value. check_term is a bijection
+// of the word for each position, so a change confined to one word always changes S; any other
+// change goes unseen with a chance of about 2^-32. The header check covers the header's words
+// but payload_bytes (a change there moves the last tile's end, which its checksum covers) and
+// itself; version 2 chunks always carry it, with or without tile checksums, so a flipped flag
+// cannot turn the tile checks off unseen.
+
+/// MurmurHash3's 32-bit finalizer: a bijection that carries every input bit into every output bit.
+NCCLZ_HOST_DEVICE constexpr std::uint32_t fmix32(std::uint32_t h) {
+  h ^= h >> 16;
+  h *= 0x85EBCA6Bu;
+  h ^= h >> 13;
+  h *= 0xC2B2AE35u;
+  h ^= h >> 16;
+  return h;
+}
+
+/// The term of word `word` at position `position` of a checked range.
+NCCLZ_HOST_DEVICE constexpr std::uint32_t check_term(std::uint32_t word, std::uint32_t position) {
+  return fmix32(word + position * 0x9E3779B9u);
+}
+
+/// Position of the first word of a tile's steps among its terms: past any tile's own words.
+inline constexpr std::uint32_t kStepCheckPosition = 1u << 31;
+
+/// A tile's checksum from the sum of its terms, its size in bytes, its index and the chunk's
+/// header check.
+NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_check(std::uint32_t sum, std::uint64_t bytes, std::uint64_t tile,
+                                                    std::uint32_t header_check) {
+  const auto b = static_cast<std::uint32_t>(bytes ^ (bytes >> 32));
+  const std::uint32_t seed = fmix32(header_check ^ fmix32(b + static_cast<std::uint32_t>(tile) * 0x85EBCA6Bu));
+  return fmix32(sum + seed);
+}
+
+/// The header's u32 words, and which of them the header check covers: all but payload_bytes
+/// (words 6 and 7) and header_check (word 15).
+inline constexpr std::uint32_t kHeaderWords = sizeof(chunk_header) / 4;
+NCCLZ_HOST_DEVICE constexpr bool header_word_checked(std::uint32_t i) { return i != 6 && i != 7 && i != 15; }
+
+/// The header check from the sum of the checked words' terms.
+NCCLZ_HOST_DEVICE constexpr std::uint32_t header_check(std::uint32_t sum) { return fmix32(sum ^ 0x4E435A32u); }
+
+/// The header check of `h` (what its header_check field must hold in version 2).
+NCCLZ_HOST_DEVICE inline std::uint32_t header_check_of(const chunk_header& h) {
+  std::uint32_t words[kHeaderWords];
+  memcpy(words, &h, sizeof words);
+  std::uint32_t sum = 0;
+  for (std::uint32_t i = 0; i < kHeaderWords; ++i) sum += header_word_checked(i) ? check_term(words[i], i) : 0u;
+  return header_check(sum);
 }
 
 /// Scale blocks (steps of a fixed_rate chunk) of `elements` values.
@@ -198,10 +278,10 @@ NCCLZ_HOST_DEVICE constexpr fixed_tile_layout fixed_tile_layout_of(std::uint32_t
   return l;
 }
 
-/// The largest chunk `elements` values can produce: every tile raw.
+/// The largest chunk `elements` values can produce: every tile raw, with tile checksums.
 NCCLZ_HOST_DEVICE constexpr std::uint64_t max_chunk_bytes(std::uint64_t elements, std::uint32_t value_bytes) {
   const std::uint64_t tiles = tile_count(elements);
-  std::uint64_t bytes = sizeof(chunk_header) + table_bytes(tiles);
+  std::uint64_t bytes = sizeof(chunk_header) + step_table_offset(tiles, kTileChecks);
   if (tiles > 0) {
     bytes += (tiles - 1) * raw_tile_bytes(kTileElements, value_bytes);
     bytes += raw_tile_bytes(tile_elements(elements, tiles - 1), value_bytes);
@@ -210,10 +290,11 @@ NCCLZ_HOST_DEVICE constexpr std::uint64_t max_chunk_bytes(std::uint64_t elements
 }
 
 /// The largest chunk whose tiles are all fixed_length (the collectives' partial sums, which stay
-/// in codes): every block at full width and every value an outlier bounds any real tile.
+/// in codes): every block at full width and every value an outlier bounds any real tile; with
+/// tile checksums.
 NCCLZ_HOST_DEVICE constexpr std::uint64_t max_fixed_chunk_bytes(std::uint64_t elements, std::uint32_t value_bytes) {
   const std::uint64_t tiles = tile_count(elements);
-  std::uint64_t bytes = sizeof(chunk_header) + table_bytes(tiles);
+  std::uint64_t bytes = sizeof(chunk_header) + step_table_offset(tiles, kTileChecks);
   for (int last = 0; last < 2 && tiles > 0; ++last) {
     const std::uint32_t n = last ? tile_elements(elements, tiles - 1) : kTileElements;
     const std::uint32_t blocks = tile_blocks(n);

@@ -213,7 +213,7 @@ struct Quantizer {
 /// The lossless quantizer: a value's code is its bits, rearranged, so dequantize(quantize(x)) has
 /// x's bits exactly. For float, __half and __nv_bfloat16 it is a bijection onto int32 codes; a
 /// double cannot fit a 32-bit code, so every double is an outlier and its tiles come out raw: an
-/// exact pass-through (the chunk costs its headers, ~16 B per 8192 values, and saves nothing).
+/// exact pass-through (the chunk costs its headers, ~20 B per 8192 values, and saves nothing).
 ///
 /// The mapping (measured with the host references, docs/format.md "Quantizer" and "Lossless ratios"):
 /// with `mag` the bits without the sign and `s` the sign bit, code = (mag << 1) | s, as 32 bits

@@ -171,13 +171,19 @@ using AbsZR = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCode
 using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed8Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+// Without tile checksums.
+using Unchecked = ncclz::Integrity<ncclz::NoChecksums>;
+using RelFLNoCheck = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>, Unchecked>;
+using RelAdNoCheck = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>, Unchecked>;
+using Fixed8NoCheck = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>, Unchecked>;
 
 }  // namespace
 
 TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference: FixedRate", "[gpu][codec][fixed_rate]",
                    (combo<Fixed8, float>), (combo<Fixed8, double>), (combo<Fixed8, __half>), (combo<Fixed8, __nv_bfloat16>),
                    (combo<Fixed4, float>), (combo<Fixed4, double>), (combo<Fixed4, __half>), (combo<Fixed4, __nv_bfloat16>),
-                   (combo<Fixed8Ad, float>), (combo<Fixed8Ad, __nv_bfloat16>)) {
+                   (combo<Fixed8Ad, float>), (combo<Fixed8Ad, __nv_bfloat16>), (combo<Fixed8NoCheck, float>),
+                   (combo<Fixed8NoCheck, double>)) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -207,7 +213,7 @@ TEST_CASE("device FixedRate: a bad step table or bound is rejected", "[gpu][code
   ncclz::Compressor<Fixed8, float> codec(in.size());
   device_buffer<std::byte> d_chunk(good.size());
   device_buffer<float> d_out(in.size());
-  const std::uint64_t steps = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(4);
+  const std::uint64_t steps = sizeof(ncclz::format::chunk_header) + ncclz::format::step_table_offset(4, ncclz::format::kTileChecks);
   for (const float bad : {-1.0f, std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity()}) {
     CAPTURE(bad);
     std::vector<std::byte> c = good;
@@ -236,7 +242,8 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
                    (combo<RelHuf, __half>), (combo<RelHuf, __nv_bfloat16>), (combo<AbsHuf, float>), (combo<RelAd, float>),
                    (combo<RelAd, double>), (combo<RelAd, __half>), (combo<RelAd, __nv_bfloat16>), (combo<AbsAd, float>),
                    (combo<AbsAd, __half>), (combo<RelZR, float>), (combo<RelZR, double>), (combo<RelZR, __half>),
-                   (combo<RelZR, __nv_bfloat16>), (combo<AbsZR, float>)) {
+                   (combo<RelZR, __nv_bfloat16>), (combo<AbsZR, float>), (combo<RelFLNoCheck, float>),
+                   (combo<RelFLNoCheck, __half>), (combo<RelAdNoCheck, float>), (combo<RelAdNoCheck, double>)) {
   using Codec = typename TestType::codec;
   using T = typename TestType::value;
   const std::uint64_t seed = fresh_seed();
@@ -469,13 +476,19 @@ TEMPLATE_TEST_CASE("huffman tiles whose code and escape take over 32 bits code o
 }
 
 /// Flips 1-3 random bits of `good` (a chunk of `in` under Codec) 300 times; the device must reject
-/// exactly the chunks the host rejects and decode the others to the host's bits.
+/// exactly the chunks the host rejects and decode the others to the host's bits. Resealed
+/// (ncclz_test::reseal) after the flips, so that the structural checks behind the checksums are
+/// what the decoders reach, and then as they are, where the checksums reject every one.
 template <class Codec, class T>
-void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::vector<std::byte>& good, std::mt19937_64& rng) {
+void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::vector<std::byte>& good, std::mt19937_64& rng,
+                                         bool resealed) {
+  CAPTURE(resealed);
   ncclz::Compressor<Codec, T> codec(in.size());
   device_buffer<std::byte> d_chunk(good.size());
   device_buffer<T> d_out(in.size());
-  const std::size_t payload = sizeof(ncclz::format::chunk_header) + ncclz::format::table_bytes(ncclz::format::tile_count(in.size()));
+  const std::uint64_t tiles = ncclz::format::tile_count(in.size());
+  // Past the tile table and the check table (with its padding, which no decoder reads).
+  const std::size_t payload = sizeof(ncclz::format::chunk_header) + 2 * ncclz::format::table_bytes(tiles);
   std::size_t rejected = 0;
   for (int trial = 0; trial < 300; ++trial) {
     std::vector<std::byte> bad = good;
@@ -484,6 +497,7 @@ void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::ve
       const std::size_t at = payload + rng() % (bad.size() - payload);
       bad[at] ^= static_cast<std::byte>(1u << (rng() % 8));
     }
+    if (resealed) ncclz_test::reseal(bad);
     bool host_rejects = false;
     std::vector<T> host_out(in.size());
     try {
@@ -507,7 +521,12 @@ void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::ve
     }
     rejected += host_rejects;
   }
-  REQUIRE(rejected > 0);
+  if (resealed) REQUIRE(rejected > 0);
+  else REQUIRE(rejected == 300);
+}
+template <class Codec, class T>
+void require_same_verdicts_on_corruption(const std::vector<T>& in, const std::vector<std::byte>& good, std::mt19937_64& rng) {
+  for (const bool resealed : {true, false}) require_same_verdicts_on_corruption<Codec>(in, good, rng, resealed);
 }
 
 TEMPLATE_TEST_CASE("device decoder agrees with the host on corrupted huffman chunks", "[gpu][codec]", float, __half) {
@@ -622,6 +641,12 @@ TEST_CASE("device codec rejects bad arguments before queuing work", "[gpu][codec
   }
   REQUIRE_THROWS_AS(codec.decompress(d_chunk.ptr, 10, d_in.ptr, 10), ncclz::format_error);
   REQUIRE_NOTHROW(codec.compress(d_in.ptr, 0, d_chunk.ptr, cap, 1e-3));
+  // A workspace too small: the message says what the call needs.
+  device_buffer<std::byte> small(16);
+  REQUIRE_THROWS_WITH((ncclz::device::decompress<RelFL>(small.ptr, 16, d_chunk.ptr, cap, d_in.ptr, 1000)),
+                      Catch::Contains("decompress needs") && !Catch::Contains("0 values"));
+  REQUIRE_THROWS_WITH((ncclz::device::compress<RelFL>(small.ptr, 16, d_in.ptr, 1000, d_chunk.ptr, cap, nullptr, 1e-3)),
+                      Catch::Contains("compressing 1000 values needs"));
 }
 
 TEST_CASE("device decoder reports corrupted and mismatched chunks", "[gpu][codec]") {
@@ -667,6 +692,31 @@ TEST_CASE("device decoder reports corrupted and mismatched chunks", "[gpu][codec
     c[tile0_at + 3] = std::byte{0x7f};
     expect_failure(c, good.size(), in.size(), "outlier count");
   }
+  // Checksums: a bit of tile 0's planes, of the check table, the header's flag.
+  const auto expect_checksum_failure = [&](const std::vector<std::byte>& chunk, const char* what) {
+    CAPTURE(what);
+    upload(d_chunk.ptr, chunk);
+    codec.decompress(d_chunk.ptr, chunk.size(), d_out.ptr, in.size());
+    REQUIRE_THROWS_WITH(codec.check(), Catch::Contains("checksum"));
+  };
+  expect_checksum_failure(with(tile0_at + 300, good[tile0_at + 300] ^ std::byte{4}), "plane bit");
+  const std::uint64_t checks = payload + ncclz::format::table_bytes(header.tile_count);
+  expect_checksum_failure(with(checks + 4, good[checks + 4] ^ std::byte{1}), "check table");
+  expect_checksum_failure(with(56, std::byte{0}), "flag cleared");
+  {  // a version 1 chunk (no flags, no checks): the same tiles without checksums, version byte 1
+    std::vector<std::byte> v1 = ncclz::host::compress<RelFLNoCheck>(std::span<const float>(in), 1e-3);
+    v1[4] = std::byte{1};
+    std::memset(v1.data() + 56, 0, 8);
+    std::vector<float> host_out(in.size());
+    ncclz::host::decompress<RelFL>(std::span<const std::byte>(v1), std::span<float>(host_out));
+    upload(d_chunk.ptr, v1);
+    codec.decompress(d_chunk.ptr, v1.size(), d_out.ptr, in.size());
+    REQUIRE_NOTHROW(codec.check());
+    REQUIRE(std::memcmp(download(d_out.ptr, in.size()).data(), host_out.data(), in.size() * sizeof(float)) == 0);
+    v1[56] = std::byte{1};  // flags in a version 1 header
+    expect_failure(v1, v1.size(), in.size(), "version 1 with flags");
+  }
+
   // The good chunk still decodes after all that.
   upload(d_chunk.ptr, good);
   codec.decompress(d_chunk.ptr, good.size(), d_out.ptr, in.size());

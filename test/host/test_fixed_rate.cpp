@@ -62,7 +62,7 @@ void check_round_trip(const std::vector<T>& in) {
   const auto h = ncclz_test::load<fmt::chunk_header>(chunk, 0);
   REQUIRE(h.quantizer == static_cast<std::uint8_t>(ncclz::quantizer_id::fixed_rate));
   REQUIRE(h.bound == Q::bits);
-  const std::uint64_t table = sizeof(fmt::chunk_header) + fmt::table_bytes(h.tile_count);
+  const std::uint64_t table = sizeof(fmt::chunk_header) + fmt::step_table_offset(h.tile_count, h.flags);  // the step table
   const std::uint64_t steps_end = table + fmt::scale_table_bytes(in.size(), sizeof(T));
   REQUIRE(h.payload_bytes + sizeof(fmt::chunk_header) >= steps_end);
   if (h.tile_count > 0) REQUIRE(sizeof(fmt::chunk_header) + 8ull * ncclz_test::load<std::uint32_t>(chunk, 64) == steps_end);
@@ -225,7 +225,7 @@ TEMPLATE_TEST_CASE("FixedRate: a bad step table is a format_error", "[fixed_rate
   const std::vector<T> in = ml_input<T>(n, g);
   const bytes good = ncclz::host::compress<Fixed8, T>(in, 8);
   REQUIRE(error_of<Fixed8, T>(good, n).empty());
-  const std::uint64_t table = sizeof(fmt::chunk_header) + fmt::table_bytes(fmt::tile_count(n));
+  const std::uint64_t table = sizeof(fmt::chunk_header) + fmt::step_table_offset(fmt::tile_count(n), fmt::kTileChecks);
 
   for (const double bad : {-1.0, std::nan(""), HUGE_VAL}) {
     CAPTURE(bad);
@@ -235,7 +235,7 @@ TEMPLATE_TEST_CASE("FixedRate: a bad step table is a format_error", "[fixed_rate
   }
   SECTION("a tile offset into the step table") {
     bytes c = good;
-    ncclz_test::store<std::uint32_t>(c, 64, static_cast<std::uint32_t>(fmt::table_bytes(fmt::tile_count(n)) / 8));
+    ncclz_test::store<std::uint32_t>(c, 64, static_cast<std::uint32_t>((table - sizeof(fmt::chunk_header)) / 8));
     REQUIRE_FALSE(error_of<Fixed8, T>(c, n).empty());
   }
   SECTION("every truncation, with and without payload_bytes rewritten to match") {

@@ -83,11 +83,14 @@ layout layout_of(const bytes& s) {
   return l;
 }
 
-/// Decodes `s` from a heap buffer of exactly its size. Returns "" on success, the message of a
-/// format_error otherwise; any other exception escapes (and fails the test).
+/// Decodes `s`, resealed (ncclz_test::reseal: the structural checks are what these tests reach;
+/// the checksums have tests of their own), from a heap buffer of exactly its size. Returns "" on
+/// success, the message of a format_error otherwise; any other exception escapes (and fails the
+/// test).
 template <class Codec, class T>
 std::string decode(const bytes& s, std::size_t n) {
-  const bytes exact(s.begin(), s.end());
+  bytes exact(s.begin(), s.end());
+  ncclz_test::reseal(exact);
   std::vector<T> out(n);
   try {
     ncclz::host::decompress<Codec, T>(std::span<const std::byte>(exact.data(), exact.size()), std::span<T>(out));
@@ -123,7 +126,8 @@ TEST_CASE("format: header layout and constants are stable", "[format]") {
   static_assert(offsetof(fmt::chunk_header, bound) == 32);
   static_assert(offsetof(fmt::chunk_header, error_bound) == 40);
   static_assert(offsetof(fmt::chunk_header, step) == 48);
-  static_assert(offsetof(fmt::chunk_header, reserved) == 56);
+  static_assert(offsetof(fmt::chunk_header, flags) == 56);
+  static_assert(offsetof(fmt::chunk_header, header_check) == 60);
   static_assert(offsetof(fmt::tile_header, mode) == 0 && offsetof(fmt::tile_header, outlier_count) == 2 &&
                 offsetof(fmt::tile_header, base) == 4);
   static_assert(fmt::kTileElements == 8192 && fmt::kBlockElements == 32 && fmt::kMaxWidth == 32);
@@ -139,7 +143,8 @@ TEST_CASE("format: header layout and constants are stable", "[format]") {
   REQUIRE(load<double>(s, 32) == 0.25);  // bound
   REQUIRE(load<double>(s, 40) == 0.25);  // error_bound
   REQUIRE(load<double>(s, 48) == 0.5);   // step
-  REQUIRE(load<std::uint64_t>(s, 56) == 0);
+  REQUIRE(load<std::uint32_t>(s, 56) == fmt::kTileChecks);  // flags
+  REQUIRE(load<std::uint32_t>(s, 60) == fmt::header_check_of(load<fmt::chunk_header>(s, 0)));
 }
 
 TEST_CASE("format: tile count, tile elements, blocks and table size at the boundaries", "[format]") {
@@ -158,8 +163,9 @@ TEST_CASE("format: tile count, tile elements, blocks and table size at the bound
   static_assert(fmt::raw_tile_bytes(0, 4) == 8 && fmt::raw_tile_bytes(1, 4) == 16 && fmt::raw_tile_bytes(2, 4) == 16 &&
                 fmt::raw_tile_bytes(3, 4) == 24 && fmt::raw_tile_bytes(1, 8) == 16 &&
                 fmt::raw_tile_bytes(8192, 4) == 8 + 32768 && fmt::raw_tile_bytes(8192, 8) == 8 + 65536);
-  static_assert(fmt::max_chunk_bytes(0, 4) == 64 && fmt::max_chunk_bytes(1, 4) == 64 + 8 + 16 &&
-                fmt::max_chunk_bytes(8193, 8) == 64 + 8 + (8 + 65536) + 16);
+  // With the check table, as large as the tile table.
+  static_assert(fmt::max_chunk_bytes(0, 4) == 64 && fmt::max_chunk_bytes(1, 4) == 64 + 8 + 8 + 16 &&
+                fmt::max_chunk_bytes(8193, 8) == 64 + 8 + 8 + (8 + 65536) + 16);
   static_assert(fmt::align_up(0, 8) == 0 && fmt::align_up(1, 8) == 8 && fmt::align_up(8, 8) == 8 &&
                 fmt::align_up(9, 4) == 12);
 
@@ -185,7 +191,7 @@ TEST_CASE("format: tile count, tile elements, blocks and table size at the bound
     REQUIRE(fmt::table_bytes(tiles) >= 4 * tiles);
     REQUIRE(fmt::table_bytes(tiles) < 4 * tiles + 8);
     for (const std::uint32_t vb : {4u, 8u}) {
-      std::uint64_t sum = kHeader + fmt::table_bytes(tiles) + (tiles - 1) * fmt::raw_tile_bytes(fmt::kTileElements, vb) +
+      std::uint64_t sum = kHeader + 2 * fmt::table_bytes(tiles) + (tiles - 1) * fmt::raw_tile_bytes(fmt::kTileElements, vb) +
                           fmt::raw_tile_bytes(last, vb);
       REQUIRE(fmt::max_chunk_bytes(n, vb) == sum);
     }
@@ -317,7 +323,7 @@ TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the fi
     CAPTURE(magic);
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(0, magic), n, "magic");
   }
-  for (const std::uint8_t version : {0, 2, 255}) {
+  for (const std::uint8_t version : {0, 3, 255}) {
     CAPTURE(version);
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(4, version), n, "version");
   }
@@ -390,7 +396,10 @@ TEMPLATE_TEST_CASE("format: a corrupt header is a format_error that names the fi
     CAPTURE(eb);
     REQUIRE_FORMAT_ERROR(AbsFixed, T, with(40, eb), n, "quantizer parameters");
   }
-  REQUIRE_FORMAT_ERROR(AbsFixed, T, with(56, std::uint64_t{1}), n, "quantizer parameters");
+  for (const std::uint32_t flags : {2u, 3u, 0x80000001u}) {
+    CAPTURE(flags);
+    REQUIRE_FORMAT_ERROR(AbsFixed, T, with(56, flags), n, "flags");
+  }
   // Shorter than a header, down to nothing and a null pointer.
   REQUIRE_FORMAT_ERROR(AbsFixed, T, bytes(good.begin(), good.begin() + 63), n, "header");
   {
@@ -562,4 +571,152 @@ TEMPLATE_TEST_CASE("format: random byte flips decode or fail with format_error, 
   // Both outcomes happen: flips in plane data decode to other values, flips in the structure fail.
   REQUIRE(decoded > 0);
   REQUIRE(rejected > 0);
+}
+
+namespace {
+using AbsFixedUnchecked = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<ncclz::FixedLength>,
+                                       ncclz::Integrity<ncclz::NoChecksums>>;
+using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
+using RelAdaptive = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+
+/// Decodes `s` as it is (not resealed), from a heap buffer of exactly its size: "" or the message.
+template <class Codec, class T>
+std::string decode_as_is(const bytes& s, std::size_t n) {
+  const bytes exact(s.begin(), s.end());
+  std::vector<T> out(n);
+  try {
+    ncclz::host::decompress<Codec, T>(std::span<const std::byte>(exact.data(), exact.size()), std::span<T>(out));
+  } catch (const ncclz::format_error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+/// The bytes of a chunk no decoder reads: the zero padding after its tile table, check table and
+/// step table (fixed_rate).
+std::vector<bool> unread_bytes(const bytes& s, std::uint32_t value_bytes) {
+  const fmt::chunk_header h = ncclz::detail::parse_header(s.data(), s.size());
+  std::vector<bool> unread(s.size(), false);
+  const auto pad = [&](std::uint64_t used, std::uint64_t size) {
+    for (std::uint64_t b = kHeader + used; b < kHeader + size; ++b) unread[b] = true;
+  };
+  const std::uint64_t table = fmt::table_bytes(h.tile_count);
+  pad(4 * h.tile_count, table);
+  if (h.flags & fmt::kTileChecks) pad(table + 4 * h.tile_count, 2 * table);
+  if (h.quantizer == static_cast<std::uint8_t>(ncclz::quantizer_id::fixed_rate)) {
+    const std::uint64_t at = fmt::step_table_offset(h.tile_count, h.flags);
+    pad(at + fmt::scale_count(h.element_count) * fmt::scale_bytes(value_bytes), at + fmt::scale_table_bytes(h.element_count, value_bytes));
+  }
+  return unread;
+}
+
+/// Flips one random bit of each byte of `good` in turn (skipping `unread_bytes`): every one must
+/// be rejected. Returns how many were tried.
+template <class Codec, class T>
+std::size_t require_every_flip_rejected(const bytes& good, std::size_t n, std::mt19937_64& g) {
+  REQUIRE(decode_as_is<Codec, T>(good, n).empty());
+  const std::vector<bool> unread = unread_bytes(good, sizeof(T));
+  std::size_t tried = 0;
+  for (std::uint64_t at = 0; at < good.size(); ++at) {
+    if (unread[at]) continue;
+    bytes s = good;
+    const int bit = static_cast<int>(g() % 8);
+    s[at] ^= static_cast<std::byte>(1u << bit);
+    CAPTURE(at, bit);
+    REQUIRE_FALSE(decode_as_is<Codec, T>(s, n).empty());
+    ++tried;
+  }
+  return tried;
+}
+}  // namespace
+
+TEMPLATE_TEST_CASE("format: any bit flipped in a chunk with tile checksums is rejected", "[format][checksum]", float, double,
+                   __half, __nv_bfloat16) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::size_t n = 20000;
+  const std::vector<T> in = mixed_input<T>(n, g);
+  SECTION("fixed_length and raw tiles") {
+    const bytes good = ncclz::host::compress<AbsFixed, T>(in, 1e-3);
+    REQUIRE(require_every_flip_rejected<AbsFixed, T>(good, n, g) > good.size() - 16);
+  }
+  SECTION("fixed_rate: the step table too") {
+    const bytes good = ncclz::host::compress<Fixed8, T>(in, 8);
+    require_every_flip_rejected<Fixed8, T>(good, n, g);
+  }
+  SECTION("huffman and zero_run tiles") {
+    std::vector<T> sparse = in;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i % 5 != 0) sparse[i] = from_double<T>(0.0);
+    }
+    const bytes good = ncclz::host::compress<RelAdaptive, T>(sparse, 1e-3);
+    const std::vector<std::size_t> modes = ncclz_test::tile_modes(good);
+    CAPTURE(modes[0], modes[1], modes[2], modes[3]);
+    REQUIRE(modes[static_cast<int>(ncclz::tile_mode::huffman)] + modes[static_cast<int>(ncclz::tile_mode::zero_run)] > 0);
+    require_every_flip_rejected<RelAdaptive, T>(good, n, g);
+  }
+}
+
+TEMPLATE_TEST_CASE("format: chunks without tile checksums, and version 1 chunks, still decode", "[format][checksum]", float,
+                   __half) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  const std::size_t n = 20000;
+  const std::vector<T> in = mixed_input<T>(n, g);
+  const bytes checked = ncclz::host::compress<AbsFixed, T>(in, 1e-3);
+  const bytes unchecked = ncclz::host::compress<AbsFixedUnchecked, T>(in, 1e-3);
+  const fmt::chunk_header hc = ncclz::detail::parse_header(checked.data(), checked.size());
+  const fmt::chunk_header hu = ncclz::detail::parse_header(unchecked.data(), unchecked.size());
+  REQUIRE(hc.flags == fmt::kTileChecks);
+  REQUIRE(hu.flags == 0);
+  REQUIRE(hu.version == fmt::kVersion);
+  REQUIRE(hu.header_check == fmt::header_check_of(hu));
+  // The same tiles; the unchecked chunk lacks the check table alone.
+  REQUIRE(checked.size() == unchecked.size() + fmt::table_bytes(hc.tile_count));
+  REQUIRE(std::equal(checked.end() - static_cast<std::ptrdiff_t>(hc.payload_bytes - 2 * fmt::table_bytes(hc.tile_count)),
+                     checked.end(), unchecked.end() - static_cast<std::ptrdiff_t>(hu.payload_bytes - fmt::table_bytes(hu.tile_count))));
+
+  // Either codec reads either chunk, to the same values.
+  std::vector<T> a(n), b(n), c(n);
+  ncclz::host::decompress<AbsFixed, T>(checked, std::span<T>(a));
+  ncclz::host::decompress<AbsFixed, T>(unchecked, std::span<T>(b));
+  ncclz::host::decompress<AbsFixedUnchecked, T>(checked, std::span<T>(c));
+  REQUIRE(std::memcmp(a.data(), b.data(), n * sizeof(T)) == 0);
+  REQUIRE(std::memcmp(a.data(), c.data(), n * sizeof(T)) == 0);
+
+  // A version 1 chunk: the unchecked chunk with its version byte 1, flags and header check 0.
+  bytes v1 = unchecked;
+  v1[4] = std::byte{1};
+  store<std::uint64_t>(v1, 56, 0);
+  std::vector<T> d(n);
+  ncclz::host::decompress<AbsFixed, T>(v1, std::span<T>(d));
+  REQUIRE(std::memcmp(a.data(), d.data(), n * sizeof(T)) == 0);
+  for (const std::uint64_t word : {std::uint64_t{1}, std::uint64_t{1} << 32, std::uint64_t{1} << 63}) {
+    CAPTURE(word);
+    REQUIRE_FORMAT_ERROR(AbsFixed, T, [&] { bytes s = v1; store(s, 56, word); return s; }(), n, "flags");
+  }
+
+  // The header check guards every header field but payload_bytes; a flag turned off is refused.
+  for (std::uint64_t at = 0; at < kHeader; ++at) {
+    if (at >= 24 && at < 32) continue;
+    for (const bytes* s : {&checked, &unchecked}) {
+      bytes t = *s;
+      t[at] ^= static_cast<std::byte>(1u << (g() % 8));
+      CAPTURE(at);
+      REQUIRE_FALSE(decode_as_is<AbsFixed, T>(t, n).empty());
+    }
+  }
+  // Without tile checksums, a flipped bit in a tile's planes decodes (to other values).
+  int decoded = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    bytes t = unchecked;
+    const std::uint64_t at = kHeader + fmt::table_bytes(hu.tile_count) + 300 + g() % 1000;  // tile 0, past its widths
+    t[at] ^= static_cast<std::byte>(1u << (g() % 8));
+    decoded += decode_as_is<AbsFixed, T>(t, n).empty();
+  }
+  REQUIRE(decoded > 0);
 }

@@ -238,6 +238,43 @@ inline std::size_t huffman_tiles_wider_than_word(const std::vector<std::byte>& c
   return wide;
 }
 
+/// Makes a chunk's header check and tile checksums agree with its bytes again after a test changed
+/// them on purpose, so that the structural checks behind the checksums are what the test reaches.
+/// Tiles whose table entries point outside the payload keep theirs (no decoder gets that far).
+inline void reseal(std::vector<std::byte>& chunk) {
+  namespace fmt = ncclz::format;
+  if (chunk.size() < sizeof(fmt::chunk_header)) return;
+  auto h = load<fmt::chunk_header>(chunk, 0);
+  if (h.version < 2) return;
+  h.header_check = fmt::header_check_of(h);
+  store(chunk, 0, h);
+  const std::uint64_t payload = std::min<std::uint64_t>(h.payload_bytes, chunk.size() - sizeof h);
+  const std::span<const std::byte> body = std::span<const std::byte>(chunk).subspan(sizeof h, payload);
+  const std::uint64_t tiles = h.tile_count;
+  const std::uint64_t step_table = fmt::step_table_offset(tiles, h.flags);
+  const bool blockwise = h.quantizer == static_cast<std::uint8_t>(ncclz::quantizer_id::fixed_rate);
+  const std::uint32_t value_bytes = h.value_type == static_cast<std::uint8_t>(ncclz::dtype::f64) ? 8u
+                                    : h.value_type == static_cast<std::uint8_t>(ncclz::dtype::f32) ? 4u : 2u;
+  const std::uint64_t step_bytes = blockwise ? fmt::scale_table_bytes(h.element_count, value_bytes) : 0;
+  if ((h.flags & fmt::kTileChecks) != 0 && tiles == fmt::tile_count(h.element_count) && step_table + step_bytes <= payload) {
+    const std::uint64_t first_tile = step_table + step_bytes;
+    constexpr std::uint64_t kBlocksPerTile = fmt::kTileElements / fmt::kScaleBlockElements;
+    for (std::uint64_t t = 0; t < tiles; ++t) {
+      const std::uint64_t begin = std::uint64_t{load<std::uint32_t>(chunk, sizeof h + 4 * t)} * 8;
+      const std::uint64_t end = t + 1 < tiles ? std::uint64_t{load<std::uint32_t>(chunk, sizeof h + 4 * (t + 1))} * 8 : payload;
+      if (begin < first_tile || begin > end || end > payload) continue;
+      std::span<const std::byte> steps;
+      if (blockwise) {
+        const std::uint64_t step = fmt::scale_bytes(value_bytes), b = t * kBlocksPerTile;
+        const std::uint64_t e = std::min(b + kBlocksPerTile, fmt::scale_count(h.element_count));
+        steps = body.subspan(step_table + b * step, (e - b) * step);
+      }
+      const std::uint32_t check = ncclz::host::detail::tile_check_of(body.subspan(begin, end - begin), steps, t, h.header_check);
+      store(chunk, sizeof h + fmt::table_bytes(tiles) + 4 * t, check);
+    }
+  }
+}
+
 struct flip_outcomes {
   int decoded = 0, rejected = 0;
 };

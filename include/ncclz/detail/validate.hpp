@@ -77,9 +77,13 @@ inline format::chunk_header parse_header(const void* bytes, std::uint64_t size) 
   chunk_header h;
   std::memcpy(&h, bytes, sizeof h);
   if (h.magic != format::kMagic) throw format_error("ncclz: not an ncclz stream (bad magic number)");
-  if (h.version != format::kVersion) {
+  if (h.version < format::kOldestVersion || h.version > format::kVersion) {
     throw format_error("ncclz: stream format version " + std::to_string(h.version) + " is not supported (this build reads " +
-                       std::to_string(format::kVersion) + ")");
+                       std::to_string(format::kOldestVersion) + " to " + std::to_string(format::kVersion) + ")");
+  }
+  // Version 1 has no flags and no header check: both words are 0 there.
+  if (h.version == 1 ? (h.flags != 0 || h.header_check != 0) : (h.flags & ~format::kKnownFlags) != 0) {
+    throw format_error("ncclz: stream header has unknown flags");
   }
   if (!is_known_dtype(h.value_type)) {
     throw format_error("ncclz: stream has unknown dtype " + std::to_string(h.value_type));
@@ -99,11 +103,14 @@ inline format::chunk_header parse_header(const void* bytes, std::uint64_t size) 
     throw format_error("ncclz: compressed stream truncated: header announces " + to_string_bytes(h.payload_bytes) +
                        " of payload, the buffer holds " + to_string_bytes(size - sizeof(chunk_header)));
   }
-  if (h.payload_bytes < format::table_bytes(h.tile_count) || h.payload_bytes % 8 != 0) {
+  if (h.payload_bytes < format::step_table_offset(h.tile_count, h.flags) || h.payload_bytes % 8 != 0) {
     throw format_error("ncclz: stream payload of " + to_string_bytes(h.payload_bytes) + " cannot hold its tile table");
   }
-  if (!(h.step > 0.0) || !std::isfinite(h.step) || !(h.error_bound >= 0.0) || h.reserved != 0) {
+  if (!(h.step > 0.0) || !std::isfinite(h.step) || !(h.error_bound >= 0.0)) {
     throw format_error("ncclz: stream header has invalid quantizer parameters");
+  }
+  if (h.version >= 2 && h.header_check != format::header_check_of(h)) {
+    throw format_error("ncclz: corrupted stream: the chunk header fails its check");
   }
   return h;
 }

@@ -101,13 +101,18 @@ inline int sm_count() {
   return sms;
 }
 
-inline void check_workspace(const char* fn, const void* ws, std::size_t ws_bytes, std::size_t count) {
+/// Compress needs the workspace of `count` values; decompress (`decode`) only its first bytes,
+/// where the decode report is, which the workspace of any count holds.
+inline void check_workspace(const char* fn, const void* ws, std::size_t ws_bytes, std::size_t count, bool decode = false) {
   if (ws == nullptr) ncclz::detail::throw_invalid(fn, "workspace is a null pointer");
   if (reinterpret_cast<std::uintptr_t>(ws) % 16 != 0) ncclz::detail::throw_invalid(fn, "workspace must be 16-byte aligned");
-  const std::size_t need = layout_for(count).total;
+  const std::size_t need = layout_for(decode ? 0 : count).total;
   if (ws_bytes < need) {
-    ncclz::detail::throw_invalid(fn, "workspace of " + std::to_string(ws_bytes) + " B is too small for " +
-                                         std::to_string(count) + " values: need workspace_bytes() = " + std::to_string(need));
+    ncclz::detail::throw_invalid(
+        fn, "workspace of " + std::to_string(ws_bytes) + " B is too small: " +
+                (decode ? "decompress needs " + std::to_string(need) + " B (workspace_bytes<T>(n) of any n holds them)"
+                        : "compressing " + std::to_string(count) + " values needs workspace_bytes<T>(" + std::to_string(count) +
+                              ") = " + std::to_string(need) + " B"));
   }
 }
 
@@ -148,6 +153,7 @@ inline void throw_if_failed(const char* fn, const decode_report& r) {
     case decode_status::corrupt_subblock: what = "corrupted stream: a sub-block does not decode to exactly its stored length"; break;
     case decode_status::bad_tile_header: what = "corrupted stream: a tile's coder header is invalid"; break;
     case decode_status::bad_block_step: what = "corrupted stream: a step of the fixed_rate step table is negative or not finite"; break;
+    case decode_status::bad_checksum: what = "corrupted stream: a tile fails its checksum, or the chunk header its check"; break;
   }
   if (what == nullptr) what = "unknown decode status";
   throw format_error(std::string("ncclz::") + fn + ": " + what + " (tile " + std::to_string(r.tile) + ")");
@@ -272,7 +278,7 @@ void check_decompress_arguments(const char* fn, const void* d_workspace, std::si
                                 std::size_t in_capacity, const T* d_out, std::size_t count) {
   static_assert(is_supported_value_type_v<T>, "ncclz: supported element types are float, double, __half and __nv_bfloat16");
   ncclz::detail::validate_count<T>(fn, count);
-  check_workspace(fn, d_workspace, workspace_bytes, 0);
+  check_workspace(fn, d_workspace, workspace_bytes, count, /*decode=*/true);
   check_chunk(fn, "d_in", d_in);
   check_values(fn, "d_out", d_out, count);
   if (in_capacity < sizeof(format::chunk_header)) {

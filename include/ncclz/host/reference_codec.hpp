@@ -164,6 +164,34 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   return best.size();
 }
 
+/// The sum of the check terms (format::check_term) of `bytes`, read as little-endian u32 words,
+/// the first one at `position`.
+inline std::uint32_t check_sum(std::span<const std::byte> bytes, std::uint32_t position) {
+  std::uint32_t sum = 0;
+  for (std::uint64_t i = 0; i + 4 <= bytes.size(); i += 4) {
+    sum += format::check_term(get<std::uint32_t>(bytes, i), position + static_cast<std::uint32_t>(i / 4));
+  }
+  return sum;
+}
+
+/// Tile `tile`'s checksum (docs/format.md, "Checksums"): its bytes (a multiple of 8), its steps'
+/// bytes in the step table (fixed_rate; empty otherwise), and the chunk's header check.
+inline std::uint32_t tile_check_of(std::span<const std::byte> tile_bytes, std::span<const std::byte> steps, std::uint64_t tile,
+                                   std::uint32_t header_check) {
+  return format::tile_check(check_sum(tile_bytes, 0) + check_sum(steps, format::kStepCheckPosition), tile_bytes.size(), tile,
+                            header_check);
+}
+
+/// The bytes of tile `tile`'s steps in a step table of `elements` values' steps (fixed_rate).
+template <class T>
+std::span<const std::byte> tile_steps(std::span<const std::byte> step_table, std::uint64_t elements, std::uint64_t tile) {
+  constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
+  const std::uint64_t step = format::scale_bytes(sizeof(T));
+  const std::uint64_t first = tile * kBlocksPerTile;
+  const std::uint64_t end = std::min(first + kBlocksPerTile, format::scale_count(elements));
+  return step_table.subspan(first * step, (end - first) * step);
+}
+
 template <class Codec, class T>
 void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, const quant_params<T>& p, std::span<T> out,
                  const quant_params<T>* block_p = nullptr) {
@@ -233,7 +261,10 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
   const std::uint64_t tiles = format::tile_count(in.size());
   std::vector<std::byte> out(format::max_chunk_bytes(in.size(), sizeof(T)) + format::scale_table_bytes(in.size(), sizeof(T)));
   const std::uint64_t payload = sizeof(format::chunk_header);
-  std::uint64_t at = payload + format::table_bytes(tiles);
+  constexpr std::uint32_t flags = Codec::chunk_flags;
+  const std::uint64_t checks = payload + format::table_bytes(tiles);  // the check table, where flags say so
+  std::uint64_t at = payload + format::step_table_offset(tiles, flags);
+  const std::uint64_t steps = at;
   // Blockwise (FixedRate): a step per scale block, stored after the tile table; the header takes
   // the largest block's parameters (step 1 if no block has a nonzero step).
   std::vector<quant_params<T>> block_p;
@@ -249,12 +280,7 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
     if (!(p.step > 0)) p.step = 1;
     at += format::scale_table_bytes(in.size(), sizeof(T));  // the buffer is zeroed: so is the padding
   }
-  constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
-  for (std::uint64_t t = 0; t < tiles; ++t) {
-    detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));
-    const std::span<const T> values = in.subspan(t * format::kTileElements, format::tile_elements(in.size(), t));
-    at += detail::encode_tile<Codec>(values, p, out, at, block_p.empty() ? nullptr : block_p.data() + t * kBlocksPerTile);
-  }
+  // The header but payload_bytes (which its check leaves out) first: tile checksums include the check.
   format::chunk_header h{};
   h.magic = format::kMagic;
   h.version = format::kVersion;
@@ -264,10 +290,26 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
   h.tile_elements = format::kTileElements;
   h.tile_count = static_cast<std::uint32_t>(tiles);
   h.element_count = in.size();
-  h.payload_bytes = at - payload;
   h.bound = p.bound;  // the caller's bound (FixedRate: Bits)
   h.error_bound = p.error_bound;
   h.step = static_cast<double>(p.step);
+  h.flags = flags;
+  h.header_check = format::header_check_of(h);
+  constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
+  for (std::uint64_t t = 0; t < tiles; ++t) {
+    detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));
+    const std::span<const T> values = in.subspan(t * format::kTileElements, format::tile_elements(in.size(), t));
+    const std::uint64_t bytes =
+        detail::encode_tile<Codec>(values, p, out, at, block_p.empty() ? nullptr : block_p.data() + t * kBlocksPerTile);
+    if constexpr ((flags & format::kTileChecks) != 0) {
+      const std::span<const std::byte> chunk(out);
+      const std::span<const std::byte> tile_steps =
+          is_blockwise_v<Q> ? detail::tile_steps<T>(chunk.subspan(steps), in.size(), t) : std::span<const std::byte>();
+      detail::put(out, checks + 4 * t, detail::tile_check_of(chunk.subspan(at, bytes), tile_steps, t, h.header_check));
+    }
+    at += bytes;
+  }
+  h.payload_bytes = at - payload;
   detail::put(out, 0, h);
   out.resize(at);
   return out;
@@ -285,7 +327,10 @@ void decompress(std::span<const std::byte> stream, std::span<T> out) {
   p.error_bound = h.error_bound;
   p.bound = h.bound;
   const std::span<const std::byte> payload = stream.subspan(sizeof(format::chunk_header), h.payload_bytes);
-  std::uint64_t table = format::table_bytes(h.tile_count);
+  const bool checked = (h.flags & format::kTileChecks) != 0;
+  const std::uint64_t checks = format::table_bytes(h.tile_count);  // the check table, where flags say so
+  std::uint64_t table = format::step_table_offset(h.tile_count, h.flags);
+  const std::uint64_t step_table = table;
   std::vector<quant_params<T>> block_p;
   if constexpr (is_blockwise_v<typename Codec::quantizer>) {
     using C = compute_t<T>;
@@ -308,6 +353,15 @@ void decompress(std::span<const std::byte> stream, std::span<T> out) {
     const std::uint64_t end =
         t + 1 < h.tile_count ? std::uint64_t{detail::get<std::uint32_t>(payload, 4 * (t + 1))} * 8 : payload.size();
     if (begin < table || begin > end || end > payload.size()) detail::corrupt_tile(t, "has an offset outside the stream");
+    if (checked) {  // before any of the tile's values is used
+      const std::span<const std::byte> tile_steps = is_blockwise_v<typename Codec::quantizer>
+                                                        ? detail::tile_steps<T>(payload.subspan(step_table), h.element_count, t)
+                                                        : std::span<const std::byte>();
+      if (detail::tile_check_of(payload.subspan(begin, end - begin), tile_steps, t, h.header_check) !=
+          detail::get<std::uint32_t>(payload, checks + 4 * t)) {
+        detail::corrupt_tile(t, "fails its checksum");
+      }
+    }
     detail::decode_tile<Codec, T>(payload.subspan(begin, end - begin), t, p,
                                   out.subspan(t * format::kTileElements, format::tile_elements(out.size(), t)),
                                   block_p.empty() ? nullptr : block_p.data() + t * kBlocksPerTile);

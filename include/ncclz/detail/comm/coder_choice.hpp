@@ -30,15 +30,16 @@ constexpr coder_set coders_of() {
 }
 
 /// f.template operator()<C>() with C the codec that codes with `coder`: CodecT itself, or for
-/// EntropyCoder<Auto> the FixedLength or Adaptive codec of its quantizer. Spelled out rather than
+/// EntropyCoder<Auto> the FixedLength or Adaptive codec of its quantizer and integrity policy. Spelled out rather than
 /// through an alias template, which nvcc's host stubs keep as written in the kernels' template
 /// arguments.
 template <class CodecT, class F>
 decltype(auto) with_coder(coder_id coder, F&& f) {
   if constexpr (chooses_coder_v<CodecT>) {
     using Q = typename CodecT::quantizer;
-    if (coder == coder_id::fixed_length) return f.template operator()<Codec<Q, EntropyCoder<FixedLength>>>();
-    return f.template operator()<Codec<Q, EntropyCoder<Adaptive>>>();
+    using I = typename CodecT::integrity;
+    if (coder == coder_id::fixed_length) return f.template operator()<Codec<Q, EntropyCoder<FixedLength>, I>>();
+    return f.template operator()<Codec<Q, EntropyCoder<Adaptive>, I>>();
   } else {
     return f.template operator()<CodecT>();
   }

@@ -121,13 +121,13 @@ __device__ __forceinline__ quant_params<T> header_params(const quant_params<T>& 
 }
 
 /// Stores block `block`'s step in the chunk's step table (blockwise only; one thread a block),
-/// and the table's zero padding with the last block.
+/// and the table's zero padding with the last block. `flags`: the chunk's (where the table is).
 template <class Q, class T>
 __device__ __forceinline__ void store_block_step(std::byte* chunk, std::uint64_t count, std::uint64_t block,
-                                                 const quant_params<T>& p) {
+                                                 const quant_params<T>& p, std::uint32_t flags) {
   if constexpr (is_blockwise_v<Q>) {
     using C = compute_t<T>;
-    auto* table = reinterpret_cast<C*>(chunk + sizeof(format::chunk_header) + format::table_bytes(format::tile_count(count)));
+    auto* table = reinterpret_cast<C*>(chunk + sizeof(format::chunk_header) + format::step_table_offset(format::tile_count(count), flags));
     table[block] = p.step;
     const std::uint64_t blocks = format::scale_count(count);
     if (block + 1 == blocks && (blocks * sizeof(C)) % 8 != 0) table[blocks] = C(0);
@@ -138,13 +138,14 @@ __device__ __forceinline__ void store_block_step(std::byte* chunk, std::uint64_t
 /// checks them (finite, >= 0); the verdict is the same in every warp of the tile, so a caller may
 /// leave the whole thread block on false. `step` becomes warp `warp_index`'s block step. A no-op
 /// that returns true unless blockwise. The header check has made sure the table is in the chunk.
+/// `flags`: the chunk's (where the table is).
 template <class Q, class T>
 __device__ __forceinline__ bool load_block_step(const std::byte* chunk, std::uint64_t count, std::uint32_t tile,
-                                                unsigned warp_index, compute_t<T>& step) {
+                                                unsigned warp_index, compute_t<T>& step, std::uint32_t flags) {
   if constexpr (is_blockwise_v<Q>) {
     using C = compute_t<T>;
-    const auto* table =
-        reinterpret_cast<const C*>(chunk + sizeof(format::chunk_header) + format::table_bytes(format::tile_count(count)));
+    const auto* table = reinterpret_cast<const C*>(chunk + sizeof(format::chunk_header) +
+                                                   format::step_table_offset(format::tile_count(count), flags));
     const unsigned lane = warp::lane_id();
     const std::uint64_t block = std::uint64_t{tile} * (format::kTileElements / format::kScaleBlockElements) + lane;
     C s = 0;

@@ -12,6 +12,7 @@
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"
 #include "ncclz/device/detail/huffman_tile.cuh"
+#include "ncclz/device/detail/tile_check.cuh"
 #include "ncclz/device/detail/zero_run_tile.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/device/detail/range_kernel.cuh"
@@ -148,6 +149,8 @@ struct encode_shared_common {
   std::uint32_t warp_zeros[kTileWarps];   ///< (zero codes << 16) | zero deltas, per warp
   std::uint32_t warp_zeros_all[kTileWarps];  ///< warp_zeros over every element (where the sample is near half)
   std::uint32_t warp_zero_runs[kTileWarps];  ///< runs of zero deltas, per warp (where the sample is near half)
+  std::uint32_t warp_checks[kTileWarps];     ///< check terms summed per warp (tile checksums)
+  std::uint32_t header_check;                ///< the chunk's header check (tile checksums include it)
   alignas(16) warp_stage stage[kTileWarps];
 };
 // Coders with entropy modes park each thread's place in a fixed_length tile while they try those
@@ -322,9 +325,31 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   quant_params<T> p = Q::template make_params<T>(bound, Q::needs_range ? load_range<T>(range) : value_range<T>::empty());
   if (ranks > 1) p.code_limit = static_cast<compute_t<T>>(floor(static_cast<double>(p.code_limit) / ranks));
   p = header_params<Q>(p, scales);  // blockwise: the largest block's; blocks use their own below
+  constexpr std::uint32_t kFlags = Codec::chunk_flags;
+  constexpr bool kChecked = (kFlags & format::kTileChecks) != 0;
   const std::uint64_t table = format::table_bytes(tiles);
-  const std::uint64_t tiles_begin = table + step_table_bytes<Q, T>(count);  // tiles follow the step table (fixed_rate)
+  // Tiles follow the check table (tile checksums) and the step table (fixed_rate).
+  const std::uint64_t tiles_begin = format::step_table_offset(tiles, kFlags) + step_table_bytes<Q, T>(count);
   auto* header = reinterpret_cast<format::chunk_header*>(out);
+  if (threadIdx.x == 0 && (tile == 0 || kChecked)) {
+    // Every field but payload_bytes, which the last tile writes (the header check leaves it out).
+    // Each tile's checksum includes the header check.
+    format::chunk_header h{};
+    h.magic = format::kMagic;
+    h.version = format::kVersion;
+    h.value_type = static_cast<std::uint8_t>(dtype_of<T>());
+    h.quantizer = static_cast<std::uint8_t>(Q::id);
+    h.coder = static_cast<std::uint8_t>(Codec::coder::id);
+    h.tile_elements = format::kTileElements;
+    h.tile_count = tiles;
+    h.element_count = count;
+    h.bound = p.bound;
+    h.error_bound = p.error_bound;
+    h.step = static_cast<double>(p.step);
+    h.flags = kFlags;
+    const std::uint32_t header_check = format::header_check_of(h);
+    s.header_check = header_check;
+  }
   if (tile == 0 && threadIdx.x == 0) {
     header->magic = format::kMagic;
     header->version = format::kVersion;
@@ -337,12 +362,16 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
     header->bound = p.bound;
     header->error_bound = p.error_bound;
     header->step = static_cast<double>(p.step);
-    header->reserved = 0;
+    header->flags = kFlags;
+    header->header_check = s.header_check;
     if (tiles == 0) {
       header->payload_bytes = 0;
       if (out_bytes) *out_bytes = sizeof(format::chunk_header);
     }
-    for (std::uint64_t b = tiles * 4u; b < table; ++b) out[sizeof(format::chunk_header) + b] = std::byte{0};
+    for (std::uint64_t b = tiles * 4u; b < table; ++b) {
+      out[sizeof(format::chunk_header) + b] = std::byte{0};
+      if (kChecked) out[sizeof(format::chunk_header) + table + b] = std::byte{0};  // the check table's padding
+    }
   }
   if (tile >= tiles) return;
 
@@ -360,7 +389,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   const std::uint64_t warp_block = (tile_first + warp_first) / format::kScaleBlockElements;
   if (warp_count > 0) {
     const quant_params<T> wp = block_params_at<Q>(p, scales, warp_block);
-    if (lane == 0) store_block_step<Q>(out, count, warp_block, wp);
+    if (lane == 0) store_block_step<Q>(out, count, warp_block, wp, kFlags);
     if (kCodeTiles) {
       const bool with_before = warp_index > 0;
       before_warp = in.template stage<Q>(tile_first + warp_first, warp_count, wp, stage, with_before,
@@ -559,6 +588,16 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       }
     }
   };
+  // Tile checksums: the tile's check from each thread's terms of the words it wrote (`sum`), the
+  // words from `read_from` on read back, and the tile's steps, into the check table.
+  [[maybe_unused]] const auto seal = [&](std::uint32_t sum, const std::byte* dst, std::uint64_t read_from, std::uint64_t bytes) {
+    const tile_step_words steps = step_words_of<is_blockwise_v<Q>>(out, count, kFlags, sizeof(T), tile);
+    const std::uint32_t total = block_check_sum(sum, dst, read_from, bytes, steps, s.warp_checks);
+    if (threadIdx.x == 0) {
+      reinterpret_cast<std::uint32_t*>(out + sizeof(format::chunk_header) + table)[tile] =
+          format::tile_check(total, bytes, tile, s.header_check);
+    }
+  };
   const std::uint32_t first = warp_first + lane * 32u;  // this thread's block, within the tile
   if constexpr (Coder::tries_zero_run) {
     // A zero_run tile on its own way to the end (the deltas in zz, which the other modes write
@@ -573,6 +612,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       zero_run::write<T>(s.zero_run, s.stage, elements, outliers, dst, staged ? s.zero_run_stream : nullptr);
       write_outliers<T>(in, dst, zero_run_plan.outlier_index, zero_run_plan.outlier_values, zero_run_plan.bytes, outliers,
                         outliers_before, outlier_bits, first, tile_first);
+      if constexpr (kChecked) seal(0u, dst, 0, zero_run_plan.bytes);  // its words, read back
       return;
     }
   }
@@ -615,9 +655,37 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
       *reinterpret_cast<format::tile_header*>(dst) = th;
     }
     T* values = reinterpret_cast<T*>(dst + sizeof(format::tile_header));
-    for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) values[e] = in.raw_value(tile_first + e);
+    constexpr std::uint32_t kValuesWord = sizeof(format::tile_header) / 4;  // the values' first word
+    [[maybe_unused]] std::uint32_t sum = 0;
+    if constexpr (sizeof(T) == 2) {
+      // Two values a thread, the word they share: its check term from one thread.
+      for (std::uint32_t e = 2 * threadIdx.x; e < elements; e += 2 * kTileThreads) {
+        const T a = in.raw_value(tile_first + e);
+        values[e] = a;
+        std::uint64_t word = value_bits(a);
+        if (e + 1 < elements) {
+          const T b = in.raw_value(tile_first + e + 1);
+          values[e + 1] = b;
+          word |= value_bits(b) << 16;
+        }
+        if constexpr (kChecked) sum += format::check_term(static_cast<std::uint32_t>(word), kValuesWord + e / 2);
+      }
+    } else {
+      for (std::uint32_t e = threadIdx.x; e < elements; e += kTileThreads) {
+        const T v = in.raw_value(tile_first + e);
+        values[e] = v;
+        if constexpr (kChecked) sum += element_terms(v, kValuesWord, e);
+      }
+    }
     const std::uint64_t used = sizeof(format::tile_header) + std::uint64_t{elements} * sizeof(T);
     if (threadIdx.x < raw_bytes - used) dst[used + threadIdx.x] = std::byte{0};
+    if constexpr (kChecked) {
+      if (threadIdx.x == 0) {  // the header's words (all zero) and the padding's whole words after the values
+        sum += format::check_term(0, 0) + format::check_term(0, 1);
+        for (std::uint64_t w = (used + 3) / 4; w < raw_bytes / 4; ++w) sum += format::check_term(0, static_cast<std::uint32_t>(w));
+      }
+      seal(sum, dst, raw_bytes, raw_bytes);
+    }
     return;
   }
   if constexpr (Coder::tries_huffman) {
@@ -626,6 +694,7 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
                           staged_stream);
       write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
                         huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
+      if constexpr (kChecked) seal(0u, dst, 0, huffman_plan.layout.total);  // its words, read back
       return;
     }
   }
@@ -644,23 +713,61 @@ __global__ void __launch_bounds__(kTileThreads, encode_min_blocks<Codec, T>()) e
   if (block < blocks) dst[layout.widths + block] = static_cast<std::byte>(place.width);
   write_outliers<T>(in, dst, layout.outlier_index, layout.outlier_values, layout.total, outliers, outliers_before,
                     outlier_bits, first, tile_first);
-  if (warp_count == 0) return;
 
   // The warp's planes, staged before the look-back, copied out whole words by consecutive lanes.
-  const std::uint32_t warp_words = place.warp_words;
-  auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + place.words_before_warp;
-  const auto* staged_planes = reinterpret_cast<const std::uint32_t*>(stage);
-  for (std::uint32_t i = lane; i < warp_words; i += 32) planes[i] = staged_planes[i];
+  [[maybe_unused]] std::uint32_t sum = 0;
+  if (warp_count > 0) {
+    const std::uint32_t warp_words = place.warp_words;
+    auto* planes = reinterpret_cast<std::uint32_t*>(dst + layout.planes) + place.words_before_warp;
+    const auto* staged_planes = reinterpret_cast<const std::uint32_t*>(stage);
+    [[maybe_unused]] const std::uint32_t first_word = static_cast<std::uint32_t>(layout.planes / 4) + place.words_before_warp;
+    for (std::uint32_t i = lane; i < warp_words; i += 32) {
+      const std::uint32_t word = staged_planes[i];
+      planes[i] = word;
+      if constexpr (kChecked) sum += format::check_term(word, first_word + i);
+    }
+  }
+  if constexpr (kChecked) {
+    // The width bytes, four a word (zero past the tile's blocks): from the lane of the first.
+    const std::uint32_t w1 = __shfl_down_sync(warp::kFullMask, place.width, 1);
+    const std::uint32_t w2 = __shfl_down_sync(warp::kFullMask, place.width, 2);
+    const std::uint32_t w3 = __shfl_down_sync(warp::kFullMask, place.width, 3);
+    if (block % 4 == 0 && block < blocks) {
+      sum += format::check_term(place.width | w1 << 8 | w2 << 16 | w3 << 24,
+                                static_cast<std::uint32_t>(layout.widths / 4) + block / 4);
+    }
+    if (threadIdx.x == 0) {  // the tile header's words, and without outliers the zero words after the planes
+      sum += format::check_term(static_cast<std::uint32_t>(tile_mode::fixed_length) | outliers << 16, 0) +
+             format::check_term(static_cast<std::uint32_t>(base), 1);
+      if (outliers == 0) {
+        for (std::uint64_t w = layout.outlier_index / 4; w < layout.total / 4; ++w) sum += format::check_term(0, static_cast<std::uint32_t>(w));
+      }
+    }
+    // The outlier list is written in its own layout: read back.
+    seal(sum, dst, outliers > 0 ? layout.outlier_index : layout.total, layout.total);
+  }
+}
+
+/// The header check of the chunk at `in` (version 2; format::header_check_of), by a whole warp: a
+/// word a lane.
+__device__ __forceinline__ std::uint32_t warp_header_check(const std::byte* in) {
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t word = lane < format::kHeaderWords ? reinterpret_cast<const std::uint32_t*>(in)[lane] : 0u;
+  const std::uint32_t term = lane < format::kHeaderWords && format::header_word_checked(lane) ? format::check_term(word, lane) : 0u;
+  return format::header_check(__reduce_add_sync(warp::kFullMask, term));
 }
 
 /// Validates the chunk header against the launch; returns false (and reports) when it is bad.
+/// `header_check`: what the header's check must be (warp_header_check).
 template <class Codec, class T>
 __device__ bool check_header(const format::chunk_header& h, std::uint64_t capacity, std::uint64_t count,
-                             decode_report* r) {
+                             std::uint32_t header_check, decode_report* r) {
   using format::chunk_header;
   decode_status s = decode_status::ok;
-  if (h.magic != format::kMagic || h.version != format::kVersion || h.tile_elements != format::kTileElements ||
-      h.tile_count != format::tile_count(h.element_count) || h.reserved != 0 || !(h.step > 0.0) ||
+  // Version 1 has no flags and no header check: both words are 0 there.
+  const bool flags_ok = h.version == 1 ? h.flags == 0 && h.header_check == 0 : (h.flags & ~format::kKnownFlags) == 0;
+  if (h.magic != format::kMagic || h.version < format::kOldestVersion || h.version > format::kVersion || !flags_ok ||
+      h.tile_elements != format::kTileElements || h.tile_count != format::tile_count(h.element_count) || !(h.step > 0.0) ||
       !(h.step <= 1.7976931348623157e308) || !(h.error_bound >= 0.0) ||
       (!is_known_coder(h.coder))) {
     s = decode_status::bad_header;
@@ -674,9 +781,11 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
   } else if (h.element_count != count) {
     s = decode_status::wrong_count;
   } else if (h.payload_bytes > capacity - sizeof(chunk_header) || h.payload_bytes > format::kMaxPayloadBytes ||
-             h.payload_bytes < format::table_bytes(h.tile_count) + step_table_bytes<typename Codec::quantizer, T>(count) ||
+             h.payload_bytes < format::step_table_offset(h.tile_count, h.flags) + step_table_bytes<typename Codec::quantizer, T>(count) ||
              h.payload_bytes % 8 != 0) {
     s = decode_status::truncated;
+  } else if (h.version >= 2 && h.header_check != header_check) {
+    s = decode_status::bad_checksum;
   }
   if (s != decode_status::ok) report(r, s, 0);
   return s == decode_status::ok;
@@ -684,6 +793,7 @@ __device__ bool check_header(const format::chunk_header& h, std::uint64_t capaci
 
 struct decode_shared_common {
   std::uint32_t warp_sum[kTileWarps];
+  std::uint32_t warp_checks[kTileWarps];  ///< check terms summed per warp (tile checksums)
   alignas(16) warp_stage stage[kTileWarps];
 };
 /// The decoder reads raw and fixed_length tiles always, the entropy modes where its coder writes
@@ -790,16 +900,18 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
 
   // Lane 0 of every warp checks the chunk and finds the tile; the verdict is warp-uniform.
   std::uint64_t begin = 0, end = 0, step_bits = 0;
-  std::uint32_t ok = 0, mode = 0, outliers = 0, base = 0, few_huffman = 0;
+  std::uint32_t ok = 0, mode = 0, outliers = 0, base = 0, few_huffman = 0, flags = 0, expected_check = 0;
+  const std::uint32_t header_check = warp_header_check(in);
   if (lane == 0) {
     const format::chunk_header h = *reinterpret_cast<const format::chunk_header*>(in);
-    ok = check_header<Codec, T>(h, capacity, count, r) && tile < h.tile_count;  // an empty chunk has no tile
+    ok = check_header<Codec, T>(h, capacity, count, header_check, r) && tile < h.tile_count;  // an empty chunk has no tile
     if (ok) {
       const auto* table = reinterpret_cast<const std::uint32_t*>(in + sizeof(format::chunk_header));
       const std::uint64_t payload_end = sizeof(format::chunk_header) + h.payload_bytes;
+      flags = h.flags;
       begin = sizeof(format::chunk_header) + std::uint64_t{table[tile]} * 8;
       end = tile + 1 < h.tile_count ? sizeof(format::chunk_header) + std::uint64_t{table[tile + 1]} * 8 : payload_end;
-      if (begin < sizeof(format::chunk_header) + format::table_bytes(h.tile_count) + step_table_bytes<Q, T>(count) ||
+      if (begin < sizeof(format::chunk_header) + format::step_table_offset(h.tile_count, flags) + step_table_bytes<Q, T>(count) ||
           begin > end || end > payload_end ||
           end - begin < sizeof(format::tile_header)) {
         report(r, decode_status::bad_tile_offset, tile);
@@ -810,6 +922,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         outliers = th.outlier_count;
         base = static_cast<std::uint32_t>(th.base);
         step_bits = static_cast<std::uint64_t>(__double_as_longlong(h.step));
+        if (flags & format::kTileChecks) expected_check = table[format::table_bytes(h.tile_count) / 4 + tile];
         if (Coder::tries_huffman && mode == static_cast<std::uint8_t>(tile_mode::huffman)) {
           // Whether huffman tiles are few in the chunk (huffman::decode_tile's for_latency): at most
           // one of 8 tiles spread over it; one whose offset is past the payload counts as huffman
@@ -835,10 +948,13 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   base = __shfl_sync(warp::kFullMask, base, 0);
   step_bits = __shfl_sync(warp::kFullMask, step_bits, 0);
   few_huffman = __shfl_sync(warp::kFullMask, few_huffman, 0);
+  flags = __shfl_sync(warp::kFullMask, flags, 0);
+  expected_check = __shfl_sync(warp::kFullMask, expected_check, 0);
+  const bool checked = (flags & format::kTileChecks) != 0;
 
   quant_params<T> p{};
   p.step = static_cast<compute_t<T>>(__longlong_as_double(static_cast<long long>(step_bits)));
-  if (!load_block_step<Q, T>(in, count, tile, warp_index, p.step)) {  // blockwise: the warp's block step
+  if (!load_block_step<Q, T>(in, count, tile, warp_index, p.step, flags)) {  // blockwise: the warp's block step
     if (threadIdx.x == 0) report(r, decode_status::bad_block_step, tile);
     return;  // every warp of the block takes the same exit
   }
@@ -847,6 +963,19 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   const std::uint64_t tile_first = std::uint64_t{tile} * format::kTileElements;
   const std::byte* const src = in + begin;
   const std::uint64_t span = end - begin;
+  const tile_step_words steps = step_words_of<is_blockwise_v<Q>>(in, count, flags, sizeof(T), tile);
+  // Tile checksums: whether the tile's words from `read_from` on, with `sum` (this thread's terms
+  // of the words before), and its steps give the checksum in the check table. By the whole block.
+  const auto tile_intact = [&](std::uint32_t sum, std::uint64_t read_from, std::uint64_t bytes) {
+    return format::tile_check(block_check_sum(sum, src, read_from, bytes, steps, s.warp_checks), span, tile, header_check) ==
+           expected_check;
+  };
+  // Raw and entropy-coded tiles are verified whole before they are decoded (fixed_length tiles as
+  // they are read, below).
+  if (checked && mode != static_cast<std::uint8_t>(tile_mode::fixed_length) && !tile_intact(0u, 0, span)) {
+    if (threadIdx.x == 0) report(r, decode_status::bad_checksum, tile);
+    return;
+  }
 
   if (mode == static_cast<std::uint8_t>(tile_mode::raw) && Sink::accepts_raw) {
     if (format::raw_tile_bytes(elements, sizeof(T)) > span) {
@@ -872,6 +1001,11 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
   for (int i = 0; i < 32; ++i) running[i] = 0;
   std::uint64_t outlier_index_at = 0, outlier_values_at = 0;
   bool values_are_codes = false;  // zero_run's codes predictor; otherwise deltas from the tile's base
+  // A checked fixed_length tile: this thread's check terms of the words it reads, and the part of
+  // the tile (the outlier list) the block reads for the checksum alone.
+  bool verify_fixed = false;
+  std::uint32_t check_sum = 0;
+  std::uint64_t check_from = 0, check_to = 0;
 
   if (mode == static_cast<std::uint8_t>(tile_mode::fixed_length)) {
     if (sizeof(format::tile_header) + blocks > span) {
@@ -904,15 +1038,26 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     outlier_values_at = layout.outlier_values;
     const std::uint32_t width = block < blocks ? static_cast<std::uint32_t>(widths[block]) : 0u;
     const std::uint32_t words_through = warp::inclusive_sum(width);
+    verify_fixed = checked;
     if (warp_count > 0) {
-      const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + words_before_warp + (words_through - width);
+      const std::uint32_t first_plane = words_before_warp + (words_through - width);
+      const auto* planes = reinterpret_cast<const std::uint32_t*>(src + layout.planes) + first_plane;
       const std::uint32_t max_width = __reduce_max_sync(warp::kFullMask, width);
+      const std::uint32_t first_word = static_cast<std::uint32_t>(layout.planes / 4) + first_plane;
       for (std::uint32_t k = 0; k < max_width; ++k) {
         const std::uint32_t plane = k < width ? planes[k] : 0u;
+        if (verify_fixed && k < width) check_sum += format::check_term(plane, first_word + k);
 #pragma unroll
         for (int i = 0; i < 32; ++i) running[i] |= ((plane >> i) & 1u) << k;
       }
     }
+    if (verify_fixed && warp_index == 0) {
+      // The tile header's and the widths' words (with their padding), by warp 0.
+      const auto* words = reinterpret_cast<const std::uint32_t*>(src);
+      for (std::uint32_t w = lane; w < layout.planes / 4; w += 32) check_sum += format::check_term(words[w], w);
+    }
+    check_from = layout.outlier_index;
+    check_to = layout.total;
   } else if (Coder::tries_huffman && mode == static_cast<std::uint8_t>(tile_mode::huffman)) {
     if constexpr (Coder::tries_huffman) {
       const decode_status st =
@@ -941,6 +1086,16 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     return;
   }
 
+  if (verify_fixed) {  // the rest of the tile's terms (its outlier list) and its steps, summed per warp
+    const auto* words = reinterpret_cast<const std::uint32_t*>(src);
+    for (std::uint64_t w = check_from / 4 + threadIdx.x; w < check_to / 4; w += kTileThreads) {
+      check_sum += format::check_term(words[w], static_cast<std::uint32_t>(w));
+    }
+    if (threadIdx.x < steps.count) check_sum += format::check_term(steps.words[threadIdx.x], format::kStepCheckPosition + threadIdx.x);
+    check_sum = __reduce_add_sync(warp::kFullMask, check_sum);
+    if (lane == 0) s.warp_checks[warp_index] = check_sum;
+  }
+
   // Codes: the values themselves (zero_run's codes predictor), or the tile base + the deltas of all
   // earlier blocks + the running sum within the block.
   std::uint32_t before = 0;
@@ -961,6 +1116,11 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     const std::uint32_t sum_through = warp::inclusive_sum(block_sum);
     if (lane == 31) s.warp_sum[warp_index] = sum_through;
     __syncthreads();  // also: every thread has read its staged deltas before any row is overwritten
+    // A checked fixed_length tile: its checksum, before any of its values leaves the block.
+    if (verify_fixed && format::tile_check(warp::sum_of(s.warp_checks), span, tile, header_check) != expected_check) {
+      if (threadIdx.x == 0) report(r, decode_status::bad_checksum, tile);
+      return;  // every thread of the block takes the same exit
+    }
     before = base + sum_through - block_sum;
 #pragma unroll
     for (int w = 0; w < kTileWarps; ++w) before += w < static_cast<int>(warp_index) ? s.warp_sum[w] : 0u;

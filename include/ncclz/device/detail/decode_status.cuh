@@ -25,6 +25,7 @@ enum class decode_status : std::uint32_t {
   corrupt_subblock,  ///< huffman / zero_run: a sub-block's stream does not decode to exactly its stored bits
   bad_tile_header,   ///< a tile's mode-specific header (reserved bytes, counts, predictor) is invalid
   bad_block_step,    ///< fixed_rate: a step of the step table is negative, NaN or infinite
+  bad_checksum,      ///< a tile fails its checksum, or the header its check (tile 0)
 };
 
 struct decode_report {
