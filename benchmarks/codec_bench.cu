@@ -5,7 +5,7 @@
 //
 //   ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256]
 //                     [--dtype f32,f16,bf16] [--coders fixed_length,huffman,zero_run,adaptive] [--seed S]
-//                     [--json FILE] [--quick]
+//                     [--checksums] [--json FILE] [--quick]
 //   ncclz-codec-bench --lossless DIR [--runs 20]
 //
 // --coders runs every case with each listed EntropyCoder (default fixed_length); the `tiles`
@@ -15,6 +15,10 @@
 // --lossless DIR runs only the lossless codec (Quantizer<Lossless>, FixedLength) on every raw array
 // DIR/*.f32, *.bf16, *.f16 (tools/make_gradients.py writes gradients so): ratio, throughput, and
 // a bit-for-bit check of the round trip (exit 1 if a bit is lost).
+//
+// --checksums times every case's compress and decompress with tile checksums (the default
+// Integrity) and without (Integrity<NoChecksums>), interleaved run by run (A B B A ...), and
+// prints both and the checksums' cost in time (chk%: checked time / unchecked time - 1).
 //
 // --dtype runs every f32 input (fields, their concatenation, smooth, noise) as each listed element
 // type, converted (rounded to nearest) on the host; rows of a 16-bit type are named input_f16 or
@@ -38,7 +42,9 @@
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "json_text.hpp"
@@ -55,6 +61,9 @@ template <class Strategy>
 using RelC = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<Strategy>>;
 template <class Strategy>
 using AbsC = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCoder<Strategy>>;
+/// The same codec without tile checksums (--checksums).
+template <class Codec>
+using Unchecked = ncclz::Codec<typename Codec::quantizer, typename Codec::coder, ncclz::Integrity<ncclz::NoChecksums>>;
 
 // The absolute bound every decoded value keeps sits at bytes 40..48 of the chunk header.
 static_assert(offsetof(ncclz::format::chunk_header, error_bound) == 40);
@@ -72,6 +81,7 @@ struct Options {
   std::size_t size_mb = 256;
   std::uint64_t seed = 0;
   bool seed_given = false;
+  bool checksums = false;  // time each case with and without tile checksums, interleaved
 };
 
 struct Timing {  // milliseconds; 0: not measured
@@ -85,6 +95,8 @@ struct Row {
   std::uint64_t chunk_bytes = 0, abs_chunk_bytes = 0, violations = 0;
   double bound = 0, eb = 0, eb_host = 0, max_err = 0;
   Timing comp, decomp, comp_abs;
+  Timing comp_unchecked, decomp_unchecked;  ///< --checksums: the same without tile checksums
+  std::uint64_t unchecked_chunk_bytes = 0;
   std::uint64_t modes[4] = {0, 0, 0, 0};  ///< tiles per tile_mode
 };
 
@@ -93,6 +105,7 @@ struct Context {
   cudaEvent_t start = nullptr, stop = nullptr;
   int runs = 0;
   double roof_gbps = 0;  // bytes read + written per ns
+  bool checksums = false;
 };
 
 // --- timing -------------------------------------------------------------------------------------
@@ -117,6 +130,37 @@ Timing time_op(const Context& c, Op&& op, After&& after) {
   return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), ms.front()};
 }
 
+/// Times a() and b() on the stream, interleaved (A B, then B A, ...): kWarmups untimed rounds,
+/// then c.runs timed ones; after() runs after each op, outside the timed region.
+template <class OpA, class OpB, class After>
+std::pair<Timing, Timing> time_ab(const Context& c, OpA&& a, OpB&& b, After&& after) {
+  std::vector<double> ms[2];
+  const auto once = [&](int which) {
+    NCCLZ_CUDA_TRY(cudaEventRecord(c.start, c.stream));
+    if (which == 0) a();
+    else b();
+    NCCLZ_CUDA_TRY(cudaEventRecord(c.stop, c.stream));
+    NCCLZ_CUDA_TRY(cudaEventSynchronize(c.stop));
+    float t = 0;
+    NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t, c.start, c.stop));
+    after();
+    return static_cast<double>(t);
+  };
+  for (int i = 0; i < kWarmups + c.runs; ++i) {
+    for (const int which : {i % 2, 1 - i % 2}) {
+      const double t = once(which);
+      if (i >= kWarmups) ms[which].push_back(t);
+    }
+  }
+  Timing t[2];
+  for (int k = 0; k < 2; ++k) {
+    std::sort(ms[k].begin(), ms[k].end());
+    const std::size_t m = ms[k].size();
+    t[k] = {m % 2 ? ms[k][m / 2] : 0.5 * (ms[k][m / 2 - 1] + ms[k][m / 2]), ms[k].front()};
+  }
+  return {t[0], t[1]};
+}
+
 double gbps(std::size_t bytes, double ms) { return ms > 0 ? double(bytes) / (ms * 1e6) : 0.0; }
 
 // --- buffers ------------------------------------------------------------------------------------
@@ -128,6 +172,7 @@ struct DeviceBuffers {
   T* in = nullptr;
   T* out = nullptr;
   void* chunk = nullptr;
+  void* chunk2 = nullptr;  // the unchecked codec's chunk (--checksums)
   void* ws = nullptr;
   std::uint64_t* size = nullptr;
   explicit DeviceBuffers(const std::vector<T>& host)
@@ -135,6 +180,7 @@ struct DeviceBuffers {
     NCCLZ_CUDA_TRY(cudaMalloc(&in, n * sizeof(T)));
     NCCLZ_CUDA_TRY(cudaMalloc(&out, n * sizeof(T)));
     NCCLZ_CUDA_TRY(cudaMalloc(&chunk, cap));
+    NCCLZ_CUDA_TRY(cudaMalloc(&chunk2, cap));
     NCCLZ_CUDA_TRY(cudaMalloc(&ws, ws_bytes));
     NCCLZ_CUDA_TRY(cudaMalloc(&size, sizeof(std::uint64_t)));
     NCCLZ_CUDA_TRY(cudaMemcpy(in, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
@@ -143,7 +189,7 @@ struct DeviceBuffers {
   DeviceBuffers(const DeviceBuffers&) = delete;
   DeviceBuffers& operator=(const DeviceBuffers&) = delete;
   ~DeviceBuffers() {
-    for (void* p : {static_cast<void*>(in), static_cast<void*>(out), chunk, ws, static_cast<void*>(size)})
+    for (void* p : {static_cast<void*>(in), static_cast<void*>(out), chunk, chunk2, ws, static_cast<void*>(size)})
       NCCLZ_CUDA_TRY_NO_THROW(cudaFree(p));
   }
 };
@@ -189,13 +235,46 @@ Row run_case(const Context& c, const std::string& name, bool small, const std::v
     r.abs_chunk_bytes = seen;
     seen = 0;
   }
-  r.comp = time_op(c, [&] {
-    ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, rel, s);
-  }, track_size);
-  r.chunk_bytes = seen;
-  r.decomp = time_op(c, [&] {
+  if (c.checksums) {  // with and without tile checksums, interleaved; each its own chunk
+    using RelU = Unchecked<RelC>;
+    std::uint64_t sizes[2] = {0, 0};
+    int which = 0;
+    auto track_both = [&] {
+      std::uint64_t v = 0;
+      NCCLZ_CUDA_TRY(cudaMemcpy(&v, d.size, sizeof v, cudaMemcpyDeviceToHost));
+      if (sizes[which] != 0 && v != sizes[which]) r.failure = "chunk size changed between runs (race?)";
+      sizes[which] = v;
+    };
+    std::tie(r.comp, r.comp_unchecked) = time_ab(
+        c, [&] { which = 0, ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, rel, s); },
+        [&] { which = 1, ncclz::device::compress<RelU>(d.ws, d.ws_bytes, d.in, d.n, d.chunk2, d.cap, d.size, rel, s); },
+        track_both);
+    r.chunk_bytes = sizes[0], r.unchecked_chunk_bytes = sizes[1];
+    std::tie(r.decomp, r.decomp_unchecked) = time_ab(
+        c, [&] { ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s); },
+        [&] { ncclz::device::decompress<RelU>(d.ws, d.ws_bytes, d.chunk2, r.unchecked_chunk_bytes, d.out, d.n, s); }, [] {});
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(d.out, 0xFF, r.bytes, s));  // the unchecked chunk decodes as the checked one
+    ncclz::device::decompress<RelU>(d.ws, d.ws_bytes, d.chunk2, r.unchecked_chunk_bytes, d.out, d.n, s);
+    try {
+      ncclz::device::throw_if_decode_failed(d.ws, s);
+    } catch (const ncclz::format_error& e) {
+      r.failure = std::string("without checksums: ") + e.what();
+    }
+    NCCLZ_CUDA_TRY(cudaMemcpy(back.data(), d.out, r.bytes, cudaMemcpyDeviceToHost));
+    std::vector<T> unchecked_back = back;
+    NCCLZ_CUDA_TRY(cudaMemsetAsync(d.out, 0xFF, r.bytes, s));
     ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s);
-  }, [] {});
+    NCCLZ_CUDA_TRY(cudaMemcpy(back.data(), d.out, r.bytes, cudaMemcpyDeviceToHost));
+    if (std::memcmp(back.data(), unchecked_back.data(), r.bytes) != 0) r.failure = "checked and unchecked chunks decode differently";
+  } else {
+    r.comp = time_op(c, [&] {
+      ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, rel, s);
+    }, track_size);
+    r.chunk_bytes = seen;
+    r.decomp = time_op(c, [&] {
+      ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s);
+    }, [] {});
+  }
 
   // Correctness: decode into a poisoned output (0xFF.. is NaN), check every element in double.
   NCCLZ_CUDA_TRY(cudaMemsetAsync(d.out, 0xFF, r.bytes, s));
@@ -254,9 +333,23 @@ void print_row(const Context& c, const Row& r) {
   std::snprintf(tiles, sizeof tiles, "%llu/%llu/%llu/%llu", static_cast<unsigned long long>(r.modes[0]),
                 static_cast<unsigned long long>(r.modes[1]), static_cast<unsigned long long>(r.modes[2]),
                 static_cast<unsigned long long>(r.modes[3]));
-  std::printf("%-34s %-12s %8.2f %7.0e %8.2f %13s %13s %13s %10.3e %10.3e %5llu %s\n", name.c_str(), r.coder.c_str(),
+  std::string checks;  // --checksums: the unchecked codec's throughput and the checksums' cost in time
+  if (c.checksums) {
+    const auto cost = [](Timing with, Timing without) {
+      char b[16];
+      std::snprintf(b, sizeof b, "%+.1f%%", without.med_ms > 0 ? 100.0 * (with.med_ms / without.med_ms - 1) : 0.0);
+      return std::string(b);
+    };
+    for (const std::string& part : {cell(c, r.bytes, r.comp_unchecked), cell(c, r.bytes, r.decomp_unchecked), std::string("chk%"),
+                                    cost(r.comp, r.comp_unchecked), cost(r.decomp, r.decomp_unchecked)}) {
+      checks += ' ';
+      checks += part;
+    }
+  }
+  std::printf("%-34s %-12s %8.2f %7.0e %8.2f %13s %13s %13s %10.3e %10.3e %5llu %s%s\n", name.c_str(), r.coder.c_str(),
               r.bytes / kMiB, r.bound, ratio, cell(c, r.bytes, r.comp).c_str(), cell(c, r.bytes, r.decomp).c_str(),
-              cell(c, r.bytes, r.comp_abs).c_str(), r.max_err, r.eb, static_cast<unsigned long long>(r.violations), tiles);
+              cell(c, r.bytes, r.comp_abs).c_str(), r.max_err, r.eb, static_cast<unsigned long long>(r.violations), tiles,
+              checks.c_str());
   if (!r.failure.empty()) std::printf("  !! %s: %s\n", r.input.c_str(), r.failure.c_str());
   std::fflush(stdout);
 }
@@ -283,7 +376,9 @@ void write_json(const std::string& path, const Context& c, const std::vector<std
       << ", \"abs_chunk_bytes\": " << r.abs_chunk_bytes
       << ", \"ratio\": " << json_number(r.chunk_bytes ? double(r.bytes) / double(r.chunk_bytes) : 0.0)
       << jtiming(c, "comp", r.bytes, r.comp) << jtiming(c, "decomp", r.bytes, r.decomp)
-      << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << ", \"max_err\": " << json_number(r.max_err)
+      << jtiming(c, "comp_abs", r.bytes, r.comp_abs) << jtiming(c, "comp_unchecked", r.bytes, r.comp_unchecked)
+      << jtiming(c, "decomp_unchecked", r.bytes, r.decomp_unchecked) << ", \"unchecked_chunk_bytes\": " << r.unchecked_chunk_bytes
+      << ", \"max_err\": " << json_number(r.max_err)
       << ", \"eb\": " << json_number(r.eb) << ", \"eb_host\": " << json_number(r.eb_host) << ", \"violations\": " << r.violations
       << ", \"tiles\": {\"raw\": " << r.modes[0] << ", \"fixed_length\": " << r.modes[1] << ", \"huffman\": " << r.modes[2]
       << ", \"zero_run\": " << r.modes[3] << "}"
@@ -375,11 +470,12 @@ void bench_dtypes(const Context& c, const Options& o, const std::string& name, b
   std::fprintf(rc ? stderr : stdout,
                "usage: ncclz-codec-bench [--data DIR] [--bounds 1e-2,1e-3,1e-4] [--runs 20] [--size-mb 256] [--seed S]\n"
                "                         [--dtype f32,f16,bf16] [--coders fixed_length,huffman,zero_run,adaptive] [--only NAME] [--json FILE]\n"
-               "                         [--quick]\n"
+               "                         [--checksums] [--quick]\n"
                "       ncclz-codec-bench --lossless DIR [--runs N]   (lossless codec on DIR/*.f32, *.bf16, *.f16)\n"
                "  (--quick: --runs 5 --size-mb 64 --bounds 1e-3, explicit flags win; --data DIR: DIR/*.f32 named in\n"
                "  DIR/MANIFEST.tsv, or every DIR/*.f32; --dtype: element types the f32 inputs run as, default f32;\n"
-               "  --coders: EntropyCoder of each case, default fixed_length; --only: the inputs whose name contains NAME)\n");
+               "  --coders: EntropyCoder of each case, default fixed_length; --only: the inputs whose name contains NAME;\n"
+               "  --checksums: each case with and without tile checksums, interleaved, and their cost)\n");
   std::exit(rc);
 }
 
@@ -410,6 +506,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--size-mb") o.size_mb = std::stoul(value()), size = true;
     else if (a == "--seed") o.seed = std::stoull(value(), nullptr, 0), o.seed_given = true;
     else if (a == "--quick") quick = true;
+    else if (a == "--checksums") o.checksums = true;
     else if (a == "--bounds") {
       o.bounds.clear();
       for (const std::string& b : split_commas(value())) o.bounds.push_back(std::stod(b));
@@ -547,7 +644,7 @@ int run(int argc, char** argv) {
               "seed 0x%016llx\n", o.runs, kWarmups, o.size_mb, static_cast<unsigned long long>(o.seed));
   if (o.data.empty()) std::printf("# no --data: main job on the embedded default, generated inputs only (smooth, noise, smooth_f64)\n");
 
-  Context c{nullptr, nullptr, nullptr, o.runs, 0.0};
+  Context c{nullptr, nullptr, nullptr, o.runs, 0.0, o.checksums};
   NCCLZ_CUDA_TRY(cudaStreamCreate(&c.stream));  // blocking: ordered with the plain cudaMemcpy/cudaMemset calls
   NCCLZ_CUDA_TRY(cudaEventCreate(&c.start));
   NCCLZ_CUDA_TRY(cudaEventCreate(&c.stop));
@@ -567,8 +664,9 @@ int run(int argc, char** argv) {
 
   std::vector<Row> rows;
   auto emit = [&](Row r) { print_row(c, r), rows.push_back(std::move(r)); };
-  std::printf("%-34s %-12s %8s %7s %8s %13s %13s %13s %10s %10s %5s %s\n", "input", "coder", "MiB", "bound", "ratio",
-              "comp_GB/s", "decomp_GB/s", "comp_abs_GB/s", "max_err", "eb", "viol", "tiles(r/f/h/z)");
+  std::printf("%-34s %-12s %8s %7s %8s %13s %13s %13s %10s %10s %5s %s%s\n", "input", "coder", "MiB", "bound", "ratio",
+              "comp_GB/s", "decomp_GB/s", "comp_abs_GB/s", "max_err", "eb", "viol", "tiles(r/f/h/z)",
+              o.checksums ? " comp_nochk decomp_nochk chk%(comp decomp)" : "");
   if (!o.data.empty()) {
     const std::vector<Field> fields = load_fields(o.data);
     std::size_t total = 0;
