@@ -85,6 +85,11 @@ struct communicator_config {
   bool priority_transfers = true;
   /// Record CUDA events at the phase boundaries of each compressed call, for phase_times().
   bool profile_phases = false;
+  /// Fault injection, for tests of what a corrupted chunk does: the rank of this number flips
+  /// one bit in the middle of each chunk it codes for an allgather or a broadcast, after coding
+  /// it, as a link that corrupts data would. Under a Codec with tile checksums (the default) the
+  /// decodes of that chunk fail and check() throws on every rank. -1 (the default): none.
+  int flip_bit_in_chunks_of_rank = -1;
 };
 
 /// GPU-timeline time of one kind of phase of the last call (Communicator::phase_times).

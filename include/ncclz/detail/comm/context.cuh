@@ -213,6 +213,10 @@ class context {
     exchange_header(Codec::quantizer::needs_range ? range : nullptr, stream);
     encode(send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
     bound_source = ws.chunk(slot);
+    if (config.flip_bit_in_chunks_of_rank == rank()) {  // fault injection: a chunk corrupted in flight
+      ncclz::kernels::flip_chunk_bit<<<1, 1, 0, stream>>>(ws.chunk(slot), ws.meta_slot(rank(), to));
+      NCCLZ_CUDA_TRY(cudaGetLastError());
+    }
   }
 
   /// A new non-blocking stream for transfers: of the device's greatest priority where

@@ -1,7 +1,9 @@
 // The one kernel of a call's header exchange: the value-range keys of every rank's header row,
 // merged with max (order keys: the max of max, the max of ~min) into the range the encoders read.
+// And the fault injection of communicator_config::flip_bit_in_chunks_of_rank.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ncclz/detail/config.hpp"
@@ -22,6 +24,14 @@ __global__ void merge_header_ranges(const Word* __restrict__ rows, int nranks, u
   }
   out->hi = hi;
   out->not_lo = not_lo;
+}
+
+/// Flips bit 0 of the middle byte of the payload of the chunk at `chunk`, whose size in bytes is
+/// at `size` (communicator_config::flip_bit_in_chunks_of_rank). One thread.
+template <class Word>
+__global__ void flip_chunk_bit(std::byte* chunk, const Word* size) {
+  constexpr Word kHeader = 64;  // sizeof(format::chunk_header)
+  if (threadIdx.x == 0 && *size > kHeader) chunk[kHeader + (*size - kHeader) / 2] ^= std::byte{1};
 }
 
 }  // namespace kernels
