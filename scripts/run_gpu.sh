@@ -2,6 +2,7 @@
 # Every test and measurement of ncclz on a GPU machine, in one command:
 #
 #   scripts/run_gpu.sh [--quick] [--codec] [--collectives] [--multigpu] [--profile] [--model]
+#                      [--sanitize]
 #   scripts/run_gpu.sh --pack BUILD_DIR
 #
 # Modes (any number; none means --quick --codec --collectives --multigpu, which produces every
@@ -10,7 +11,8 @@
 #                  which need no GPU) and a short ncclz-perf run: 4 emulated ranks, every
 #                  collective, 1-16 MiB
 #   --codec        ncclz-codec-bench: FixedLength at 256 MiB (REL 1e-2, 1e-3, 1e-4), every coder
-#                  at 64 MiB (REL 1e-3, 1e-4), Adaptive's time over the coder it picks (ROUNDS
+#                  at 64 MiB (REL 1e-3, 1e-4), every coder with and without tile checksums at
+#                  64 MiB (REL 1e-3; f32 and bf16), Adaptive's time over the coder it picks (ROUNDS
 #                  rounds, default 16), the lossless ratio of real PyTorch gradients
 #                  (tools/make_gradients.py; skipped where torch does not import)
 #   --collectives  ncclz-perf on 4 emulated ranks (scripts/emulated_cluster.sh: one process a rank,
@@ -37,6 +39,11 @@
 #                  tuning fields (each run with NCCL's alltoall beside, whose rate the model
 #                  gives ncclz's grouped sends); then the model's validation table. Runs that fit
 #                  the link's latency sweep 64 KiB-256 MiB
+#   --sanitize     compute-sanitizer on the GPU tests: memcheck and synccheck on SANITIZE_TESTS
+#                  (a Catch2 test spec; default every test but [large] and [perf]),
+#                  racecheck on SANITIZE_RACE_TESTS (default: the corruption and alignment cases,
+#                  racecheck being some 100 times slower), and memcheck on 4 emulated ranks of
+#                  test_corruption (no MPS; NCCL's own kernels left out); any finding fails the step
 #   --pack BUILD   on a machine that builds but has no GPU: copy BUILD's executables (stripped),
 #                  libcudart and its test list into ./prebuilt; a run that finds
 #                  ./prebuilt/tests.tsv uses those executables and builds nothing (no meson or
@@ -72,7 +79,7 @@ modes=()
 pack_build=""
 while [ "$#" -gt 0 ]; do
   case "$1" in
-    --quick | --codec | --collectives | --multigpu | --profile | --model) modes+=("${1#--}"); shift ;;
+    --quick | --codec | --collectives | --multigpu | --profile | --model | --sanitize) modes+=("${1#--}"); shift ;;
     --pack) [ "$#" -ge 2 ] || die "--pack needs a build folder"; pack_build=$2; shift 2 ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
@@ -182,6 +189,7 @@ has_mode collectives && targets+=(benchmarks/ncclz-perf test/cluster/test_collec
 has_mode multigpu && targets+=(benchmarks/ncclz-perf)
 has_mode profile && targets+=(benchmarks/ncclz-codec-bench)
 has_mode model && targets+=(benchmarks/ncclz-perf benchmarks/ncclz-codec-bench)
+has_mode sanitize && targets+=(test/gpu_tests test/cluster/test_corruption)
 if [ -f "$src/prebuilt/tests.tsv" ]; then
   bin=$src/prebuilt
   export LD_LIBRARY_PATH="$bin/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -289,6 +297,8 @@ if has_mode codec; then
   step codec/fixed-length-256M 600 "$cb" "${data_args[@]}" --json "$res/codec/fixed-length-256M.json"
   step codec/coders-64M 400 "$cb" "${data_args[@]}" --bounds 1e-3,1e-4 --coders fixed_length,huffman,zero_run,adaptive \
     --runs 5 --size-mb 64 --json "$res/codec/coders-64M.json"
+  step codec/checksums-64M 400 "$cb" "${data_args[@]}" --checksums --bounds 1e-3 --coders fixed_length,huffman,zero_run,adaptive \
+    --dtype f32,bf16 --runs 9 --size-mb 64 --json "$res/codec/checksums-64M.json"
   export bin
   export -f overhead_rounds
   # shellcheck disable=SC2016  # expanded by the inner bash
@@ -465,6 +475,27 @@ if has_mode model; then
   fi
 fi
 
+# --- --sanitize ------------------------------------------------------------------------------------
+if has_mode sanitize; then
+  if ! command -v compute-sanitizer >/dev/null 2>&1; then
+    note sanitize "compute-sanitizer not found"
+  else
+    cs=(compute-sanitizer --error-exitcode 1 --print-limit 20)
+    gt=$bin/test/gpu_tests
+    tests=${SANITIZE_TESTS:-~[large]~[perf]}
+    race=${SANITIZE_RACE_TESTS:-device decoder reports corrupted and mismatched chunks,device codec reads inputs at any element-aligned address,zero_run device decode: each bad field gets its status}
+    step sanitize/memcheck 900 "${cs[@]}" --tool memcheck "$gt" "$tests"
+    step sanitize/synccheck 900 "${cs[@]}" --tool synccheck "$gt" "$tests"
+    step sanitize/racecheck 900 "${cs[@]}" --tool racecheck "$gt" "$race"
+    # NCCL's kernels are NCCL's to check (and slow under the tool): left out where the option is.
+    skip_nccl=()
+    compute-sanitizer --help 2>/dev/null | grep -q -- '--kernel-name-exclude' && skip_nccl=(--kernel-name-exclude kns=nccl)
+    step sanitize/memcheck-4ranks 600 "$src/scripts/emulated_cluster.sh" -n 4 --no-mps --timeout 590 \
+      --log-dir "$logs/sanitize/memcheck-4ranks.ranks" -- "${cs[@]}" --tool memcheck "${skip_nccl[@]}" \
+      "$bin/test/cluster/test_corruption"
+  fi
+fi
+
 # --- summary and archive ---------------------------------------------------------------------------
 {
   echo
@@ -475,6 +506,7 @@ fi
   done
   [ -f "$res/codec/adaptive-overhead.txt" ] && { echo "=== Adaptive's overhead"; cat "$res/codec/adaptive-overhead.txt"; }
   grep -h -E "^(OK|FAILED):" "$logs"/codec/*.log 2>/dev/null | sed 's/^/codec: /'
+  grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs"/sanitize/*.log 2>/dev/null | sed 's/^/sanitize: /'
   echo "=== $failed step(s) failed; total $((SECONDS - start)) s"
 } >>"$summary"
 tar -czf "$out/gpu-run.tgz" -C "$out" logs results summary.txt
