@@ -95,8 +95,8 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
   const format::fixed_tile_layout l = format::fixed_tile_layout_of(blocks, planes.size(), outliers, sizeof(T));
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{static_cast<std::uint8_t>(tile_mode::fixed_length), 0, static_cast<std::uint16_t>(outliers), base});
-  std::memcpy(out.data() + l.widths, widths.data(), widths.size());
   // An empty vector's data() may be null, and memcpy from null is undefined even for 0 bytes.
+  if (!widths.empty()) std::memcpy(out.data() + l.widths, widths.data(), widths.size());
   if (!planes.empty()) std::memcpy(out.data() + l.planes, planes.data(), planes.size() * 4);
   if (outliers > 0) std::memcpy(out.data() + l.outlier_index, outlier_index.data(), outliers * 2u);
   for (std::uint32_t o = 0; o < outliers; ++o) put(out, l.outlier_values + o * sizeof(T), values[outlier_index[o]]);
