@@ -1,11 +1,11 @@
 // Which route a call takes: NCCL's own collective, uncompressed, or the compressed schedule with
 // one of the Codec's coders (coder_choice.hpp). Below communicator_config::fallback_below_bytes,
 // NCCL. Above it, with autotune, per collective, element size and power of two of the bytes, the
-// route the probes of route_tuning.hpp chose: a warm call of each route, interleaved probes, a
-// decision on the medians of the slowest rank's times (one small allreduce), so all ranks take
-// the same route and coder; probed again every config.autotune_recheck_calls calls. Without
-// autotune, compressed with the coder that codes where nothing is timed (Codec::coder::id:
-// Adaptive's for EntropyCoder<Auto>).
+// route the probes of route_tuning.hpp chose: a warm call of each route, interleaved probes (each
+// starting once a 1-value allreduce has aligned the ranks), a decision on the medians of the
+// slowest rank's times (one small allreduce), so all ranks take the same route and coder;
+// probed again every config.autotune_recheck_calls calls. Without autotune, compressed with the
+// coder that codes where nothing is timed (Codec::coder::id: Adaptive's for EntropyCoder<Auto>).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -67,6 +67,7 @@ class router {
       case route_tuning::kind::keep:
       case route_tuning::kind::warm: return take(s.route, c, bytes, info);
       case route_tuning::kind::probe: {
+        align_ranks(stream);
         const int first = event_index(s.round, s.route);
         NCCLZ_CUDA_TRY(cudaEventRecord(t.events[first].get(), stream));
         return take(s.route, c, bytes, info, t.events[first + 1].get(), stream);
@@ -122,6 +123,13 @@ class router {
     return route(true, untimed_);
   }
 
+  /// One 1-value allreduce ahead of a probe's start event, so that the probe starts when the
+  /// last rank has come: a rooted collective's peers would otherwise time their wait for it.
+  void align_ranks(cudaStream_t stream) {
+    d_ms_.reserve(sizeof(float) * kMaxRoutes * kRounds);
+    tp_.enqueue(ncclAllReduce(d_ms_.data(), d_ms_.data(), 1, ncclFloat32, ncclMax, tp_.comm(), stream), "ncclAllReduce");
+  }
+
   /// The slowest rank's probe times, by one allreduce, so that every rank takes the same route.
   void decide(tuning& t, cudaStream_t stream) {
     constexpr const char* fn = "Communicator (autotune)";
@@ -134,7 +142,7 @@ class router {
         NCCLZ_CUDA_TRY(cudaEventElapsedTime(&ms[r * kRounds + round], t.events[first].get(), t.events[first + 1].get()));
       }
     }
-    d_ms_.reserve(sizeof ms);
+    d_ms_.reserve(sizeof(float) * kMaxRoutes * kRounds);
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(d_ms_.data(), ms, sizeof(float) * n, cudaMemcpyHostToDevice, stream));
     tp_.enqueue(ncclAllReduce(d_ms_.data(), d_ms_.data(), n, ncclFloat32, ncclMax, tp_.comm(), stream), "ncclAllReduce");
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(ms, d_ms_.data(), sizeof(float) * n, cudaMemcpyDeviceToHost, stream));
