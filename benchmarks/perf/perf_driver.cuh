@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <optional>
 #include <string>
 #include <thread>
 #include <utility>
@@ -61,9 +63,16 @@ class driver {
     send_.reserve(bytes);
     nccl_out_.reserve(bytes);
     ncclz_out_.reserve(bytes);
-    scratch_.reserve(std::max<std::size_t>(2 * static_cast<std::size_t>(o.iters) + 1, sizeof(rank_report) / sizeof(double) * n_) *
+    if (o.route_check) {  // the compressed route for every call: what the autotuner weighs against NCCL
+      communicator_config forced = config;
+      forced.autotune = false;
+      forced.fallback_below_bytes = 0;
+      forced_.emplace(cc.comm(), forced);
+      forced_out_.reserve(bytes);
+    }
+    scratch_.reserve(std::max<std::size_t>((o.route_check ? 3 : 2) * static_cast<std::size_t>(o.iters) + 1, sizeof(rank_report) / sizeof(double) * n_) *
                      sizeof(double));
-    for (int i = 0; i < 2 * o.iters; ++i) {
+    for (int i = 0; i < (o.route_check ? 3 : 2) * o.iters; ++i) {
       start_.emplace_back(true);
       stop_.emplace_back(true);
     }
@@ -96,6 +105,7 @@ class driver {
   T* send() const { return send_.template as<T>(); }
   T* nccl_out() const { return nccl_out_.template as<T>(); }
   T* ncclz_out() const { return ncclz_out_.template as<T>(); }
+  T* forced_out() const { return forced_out_.template as<T>(); }
   double* scratch() const { return scratch_.template as<double>(); }
 
   /// This rank's input: the whole send buffer, uploaded in slices to bound host memory, each
@@ -140,9 +150,9 @@ class driver {
 
   /// -m calls of ncclz's, back to back: they wait on the host for sizes, so no group can hold them.
   template <class Test>
-  void run_ncclz(const row_shape& s) {
-    const call<T> c = call_of(s, ncclz_out());
-    for (int k = 0; k < o_.agg_iters; ++k) Test::ncclz(ncclz_, c);
+  void run_ncclz(const row_shape& s, Comm& comm, T* out) {
+    const call<T> c = call_of(s, out);
+    for (int k = 0; k < o_.agg_iters; ++k) Test::ncclz(comm, c);
   }
 
   /// Whether the library sends this row to NCCL without tuning (or compresses it without tuning).
@@ -150,28 +160,26 @@ class driver {
     return !config_.autotune || s.send_count * sizeof(T) < config_.fallback_below_bytes;  // what the router weighs
   }
 
-  /// This rank's time per call of each of the -n iterations of `first` and of `second`, in ms,
-  /// after -w untimed ones of each. The two alternate, iteration by iteration, so both see the same
-  /// state of the machine (NCCL's own time over sockets drifts between calls by up to 1.8x).
-  template <class First, class Second>
-  std::pair<std::vector<double>, std::vector<double>> time_ms(First&& first, Second&& second) {
-    for (int i = 0; i < o_.warmup; ++i) first();
-    for (int i = 0; i < o_.warmup; ++i) second();
-    const std::size_t iters = start_.size() / 2;
-    for (std::size_t i = 0; i < 2 * iters; ++i) {
+  /// This rank's time per call of each of the -n iterations of every route, in ms, after -w untimed
+  /// ones of each. The routes take turns, iteration by iteration, so all see the same state of the
+  /// machine (NCCL's own time over sockets drifts between calls by up to 1.8x).
+  std::vector<std::vector<double>> time_ms(const std::vector<std::function<void()>>& routes) {
+    for (const auto& route : routes)
+      for (int i = 0; i < o_.warmup; ++i) route();
+    const std::size_t k = routes.size(), turns = k * static_cast<std::size_t>(o_.iters);
+    for (std::size_t i = 0; i < turns; ++i) {
       cc_.check(ncclAllReduce(scratch(), scratch(), 1, ncclDouble, ncclMax, cc_.comm(), stream_), "ncclAllReduce(barrier)");
       NCCLZ_CUDA_TRY(cudaEventRecord(start_[i].get(), stream_));
-      if (i % 2 == 0) first();
-      else second();
+      routes[i % k]();
       NCCLZ_CUDA_TRY(cudaEventRecord(stop_[i].get(), stream_));
       if (o_.blocking) cc_.synchronize(stream_);
     }
     cc_.synchronize(stream_);
-    std::pair<std::vector<double>, std::vector<double>> ms;
-    for (std::size_t i = 0; i < 2 * iters; ++i) {
+    std::vector<std::vector<double>> ms(k);
+    for (std::size_t i = 0; i < turns; ++i) {
       float t = 0;
       NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t, start_[i].get(), stop_[i].get()));
-      (i % 2 == 0 ? ms.first : ms.second).push_back(static_cast<double>(t) / o_.agg_iters);
+      ms[i % k].push_back(static_cast<double>(t) / o_.agg_iters);
     }
     return ms;
   }
@@ -205,19 +213,22 @@ class driver {
     // warm-ups here, so that the timed ones take the route it chose (every rank calls equally
     // often; last_call() speaks of this row's size class once a call of it has run).
     for (int i = 0; i < 16 && !below_threshold(s); ++i) {
-      run_ncclz<Test>(s);
+      run_ncclz<Test>(s, ncclz_, ncclz_out());
       if (ncclz_.last_call().autotune_decisions > 0) break;
     }
-    auto [nccl_ms, ncclz_ms] = time_ms([&] { run_nccl<Test>(s); }, [&] { run_ncclz<Test>(s); });
+    std::vector<std::function<void()>> routes{[&] { run_nccl<Test>(s); }, [&] { run_ncclz<Test>(s, ncclz_, ncclz_out()); }};
+    if (forced_) routes.emplace_back([&] { run_ncclz<Test>(s, *forced_, forced_out()); });
+    const std::vector<std::vector<double>> ms = time_ms(routes);
     ncclz_.check(stream_);  // throws if a received chunk was corrupted
+    if (forced_) forced_->check(stream_);
     const call_info info = ncclz_.last_call();
 
-    std::vector<double> times(nccl_ms);
-    times.insert(times.end(), ncclz_ms.begin(), ncclz_ms.end());
+    std::vector<double> times;
+    for (const auto& route_ms : ms) times.insert(times.end(), route_ms.begin(), route_ms.end());
     over_ranks(times, o_.average);
     std::vector<double> bound{info.error_bound};  // promised on the ranks that compressed
     over_ranks(bound, options::across_ranks::greatest);
-    const auto iters = static_cast<std::ptrdiff_t>(nccl_ms.size());
+    const auto iters = static_cast<std::ptrdiff_t>(o_.iters);
 
     rank_report mine{};
     mine.parts = info.parts;
@@ -248,7 +259,8 @@ class driver {
                summarize({times.begin() + iters, times.begin() + 2 * iters}),
                gather(mine),
                info.coder,
-               info.schedule};
+               info.schedule,
+               forced_ ? std::optional(summarize({times.begin() + 2 * iters, times.end()})) : std::nullopt};
   }
 
   check_result check(const row_shape& s, double ncclz_bound) {
@@ -268,8 +280,9 @@ class driver {
   unsigned host_threads_;
   std::size_t max_count_;
   communicator_config config_;
-  ncclz::detail::device_buffer send_, nccl_out_, ncclz_out_, scratch_;
+  ncclz::detail::device_buffer send_, nccl_out_, ncclz_out_, forced_out_, scratch_;
   Comm ncclz_;
+  std::optional<Comm> forced_;  // --route-check
   std::vector<ncclz::detail::event_handle> start_, stop_;
   std::vector<T> host_nccl_, host_ncclz_;
 };

@@ -73,6 +73,7 @@ struct options {
   bool split_sum_bound = true;             ///< --no-split: communicator_config::split_sum_bound = false
   bool priority_transfers = true;          ///< --no-priority: communicator_config::priority_transfers = false
   std::optional<std::uint64_t> fallback_below;  ///< --fallback-below BYTES (0: always compress; unset: the library's default)
+  bool route_check = false;                ///< --route-check: also time the compressed route forced, interleaved
   std::string data;                        ///< --data FILE.f32|FILE.f64, or a folder of them
   std::string gen = "smooth";              ///< --gen smooth|noise|gradient (without --data)
   std::string json;                        ///< --json FILE
@@ -121,6 +122,9 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            the greatest (communicator_config::priority_transfers = false)
   --fallback-below SIZE    calls smaller than this go to NCCL uncompressed; 0 compresses all
                            (default: the library's threshold)
+  --route-check            also time the compressed route forced (autotune off), interleaved with NCCL's
+                           and the library's own choice, and report the choice against the better of the
+                           two: a row over 5% slower is flagged, and the summary counts them
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
   --gen smooth|noise|gradient   generated input without --data (default smooth)
   --json FILE              one JSON object per size, and the run's configuration (rank 0 writes it)
@@ -269,6 +273,7 @@ inline options parse(int argc, const char* const* argv) {
     else if (a == "--no-split") o.split_sum_bound = false;
     else if (a == "--no-priority") o.priority_transfers = false;
     else if (a == "--fallback-below") o.fallback_below = parse_size(value(), "--fallback-below");
+    else if (a == "--route-check") o.route_check = true;
     else if (a == "--data") o.data = value();
     else if (a == "--gen") {
       o.gen = value();
@@ -286,6 +291,9 @@ inline options parse(int argc, const char* const* argv) {
   }
   if ((o.mode == bound_mode::fixed8 || o.mode == bound_mode::fixed4) && o.coder != "auto" && o.coder != "fixed_length") {
     fail("--quantizer fixed8/fixed4 runs with --coder auto or fixed_length");
+  }
+  if (o.route_check && o.fallback_below == std::uint64_t{0}) {
+    fail("--route-check weighs the autotuner's choice against the forced route: not with --fallback-below 0");
   }
   if (gpu_flags > 1 || thread_flags > 1) fail("-g and -t may each be given once");
   if (o.min_bytes == 0) fail("-b must be > 0");

@@ -138,6 +138,7 @@ inline std::string config_json(const perf::options& o, const ncclz::cluster_comm
       .raw("fallback_below", o.fallback_below ? json_number(static_cast<double>(*o.fallback_below)) : "null")
       .raw("chunk", o.chunk_bytes ? json_number(static_cast<double>(o.chunk_bytes)) : "null")
       .add("phases", o.phases)
+      .add("route_check", o.route_check)
       .add("split_sum_bound", o.split_sum_bound)
       .add("priority_transfers", o.priority_transfers)
       .add("iters", static_cast<double>(o.iters))

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,10 @@ inline timing summarize(std::vector<double> ms) {
 /// The phases Communicator::phase_times reports (with --phases), in rank_report's order.
 inline constexpr const char* kPhases[] = {"codec", "size exchange", "host gap", "transfer"};
 
+/// --route-check: the library's route may be this much slower than the better one before a row
+/// is flagged (run-to-run noise of a median over interleaved iterations is a few percent).
+inline constexpr double kRouteCheckMargin = 1.05;
+
 /// One rank's side of a row, gathered to rank 0 as doubles.
 struct rank_report {
   double parts, size_waits, size_wait_ms, bytes_sent, chunk_bytes, ratio, error_bound, fallback;
@@ -45,11 +50,17 @@ struct row {
   std::vector<rank_report> ranks;
   std::string coder;
   std::string schedule;
+  std::optional<timing> forced;  ///< --route-check: the compressed route with the autotuner off
 
   [[nodiscard]] std::uint64_t bytes() const { return shape.count() * element_bytes; }
   [[nodiscard]] double algbw(const timing& t) const { return static_cast<double>(bytes()) / (t.median_us * 1e3); }
   [[nodiscard]] double busbw(const timing& t) const { return algbw(t) * bus_factor(shape.collective, shape.nranks); }
   [[nodiscard]] double speedup() const { return nccl.median_us / ncclz.median_us; }
+  /// --route-check: the library's time over the better of NCCL's and the forced compressed route's.
+  [[nodiscard]] double of_best() const {
+    return forced ? ncclz.median_us / std::min(nccl.median_us, forced->median_us) : 1.0;
+  }
+  [[nodiscard]] bool slower_than_best() const { return of_best() > kRouteCheckMargin; }
   [[nodiscard]] bool fallback() const {
     return std::any_of(ranks.begin(), ranks.end(), [](const rank_report& r) { return r.fallback != 0; });
   }
@@ -84,9 +95,10 @@ class report {
     std::fprintf(out, "#\n# %s\n", schedule::name(c));
     std::fprintf(out, "# %12s %12s %8s %6s %5s | %-34s | %-34s |\n", "", "", "", "", "", "               NCCL",
                  "               ncclz");
-    std::fprintf(out, "# %12s %12s %8s %6s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %7s %7s %9s %9s %-12s %s\n", "size",
+    std::fprintf(out, "# %12s %12s %8s %6s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s | %7s %7s %9s %9s %-12s %s%s\n", "size",
                  "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw", "busbw", "#wrong",
-                 "speedup", "ratio", "max_err", "bound", "coder", "fallback");
+                 "speedup", "ratio", "max_err", "bound", "coder", "fallback",
+                 o_.route_check ? " | forced(us) of_best" : "");
     std::fprintf(out, "# %12s %12s %8s %6s %5s | %10s %7s %7s %7s | %10s %7s %7s %7s |\n", "(B)", "(elements)", "", "", "",
                  "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)", "");
   }
@@ -100,12 +112,16 @@ class report {
       std::snprintf(bound, sizeof bound, "%.2e", r.largest(&rank_report::error_bound));
     }
     std::fprintf(out,
-                 "  %12llu %12llu %8s %6s %5d | %10.1f %7.2f %7.2f %7s | %10.1f %7.2f %7.2f %7s | %7.2f %7s %9s %9s %-12s %s\n",
+                 "  %12llu %12llu %8s %6s %5d | %10.1f %7.2f %7.2f %7s | %10.1f %7.2f %7.2f %7s | %7.2f %7s %9s %9s %-12s %s",
                  static_cast<unsigned long long>(r.bytes()), static_cast<unsigned long long>(r.shape.count()), r.type,
                  redop(r), root(r), r.nccl.median_us, r.algbw(r.nccl), r.busbw(r.nccl),
                  wrong(r.sum(&rank_report::wrong_nccl)).c_str(), r.ncclz.median_us, r.algbw(r.ncclz), r.busbw(r.ncclz),
                  wrong(r.sum(&rank_report::wrong_ncclz)).c_str(), r.speedup(), ratio, max_err, bound, r.coder.c_str(),
                  r.fallback() ? "yes" : "no");
+    if (r.forced) {
+      std::fprintf(out, "       | %10.1f %7.3f%s", r.forced->median_us, r.of_best(), r.slower_than_best() ? " SLOWER" : "");
+    }
+    std::fprintf(out, "\n");
     std::fflush(out);
   }
 
@@ -170,6 +186,8 @@ class report {
         .add("coder", r.coder)
         .add("schedule", r.schedule)
         .add("fallback", r.fallback())
+        .raw("forced", r.forced ? timing_json(r, *r.forced, std::nan(""), std::nan("")) : "null")  // not checked
+        .raw("of_best", r.forced ? json_number(r.of_best()) : "null")
         .raw("ranks", ranks)
         .str();
   }
@@ -198,7 +216,16 @@ class report {
                    wrong_nccl + wrong_ncclz == 0 ? "OK" : "FAILED");
     }
     std::fprintf(out, "# Avg bus bandwidth    : NCCL %.3f GB/s, ncclz %.3f GB/s\n", nccl_busbw, ncclz_busbw);
-    std::fprintf(out, "# Geomean speedup      : %.2fx over %zu rows\n#\n", geomean, rows.size());
+    std::fprintf(out, "# Geomean speedup      : %.2fx over %zu rows\n", geomean, rows.size());
+    const auto checked = std::count_if(rows.begin(), rows.end(), [](const row& r) { return r.forced.has_value(); });
+    const auto slower = std::count_if(rows.begin(), rows.end(), [](const row& r) { return r.slower_than_best(); });
+    double worst = 0;
+    for (const row& r : rows) worst = std::max(worst, r.of_best());
+    if (checked > 0) {
+      std::fprintf(out, "# Route check          : %td of %td rows more than %.0f%% slower than the better route (worst %.3f) %s\n",
+                   slower, checked, 100 * (kRouteCheckMargin - 1), worst, slower == 0 ? "OK" : "SLOWER");
+    }
+    std::fprintf(out, "#\n");
     if (json) {
       std::fprintf(json, "%s\n",
                    json_object()
@@ -207,6 +234,8 @@ class report {
                        .add("nccl_avg_busbw", nccl_busbw)
                        .add("ncclz_avg_busbw", ncclz_busbw)
                        .add("geomean_speedup", geomean)
+                       .raw("route_check_slower", checked > 0 ? json_number(static_cast<double>(slower)) : "null")
+                       .raw("route_check_worst", checked > 0 ? json_number(worst) : "null")
                        .raw("wrong_nccl", o_.check ? json_number(wrong_nccl) : "null")
                        .raw("wrong_ncclz", o_.check ? json_number(wrong_ncclz) : "null")
                        .str()

@@ -341,7 +341,7 @@ TEST_CASE("perf: -F writes a header and rows of the same columns", "[perf]") {
   ncclz::perf::options o;
   const ncclz::perf::report rep(o);
   ncclz::perf::row r{ncclz::perf::shape_of(collective::allreduce, 1 << 20, 4, 2), 4, "float", {200, 190, 210},
-                     {50, 45, 60}, {}, "fixed_length", "direct"};
+                     {50, 45, 60}, {}, "fixed_length", "direct", {}};
   ncclz::perf::rank_report k{};
   k.ratio = 8;
   k.error_bound = 1e-3;
@@ -360,4 +360,40 @@ TEST_CASE("perf: -F writes a header and rows of the same columns", "[perf]") {
   CHECK(std::string(line).starts_with("allreduce,1048576,262144,float,sum,-1,200.000,"));
   CHECK(std::string(line).find(",4.0000,8.0000,") != std::string::npos);  // speedup 200/50, ratio 8
   CHECK(std::string(line).find("fixed_length,direct,0") != std::string::npos);
+}
+
+TEST_CASE("perf: --route-check weighs the library's route against the better one", "[perf]") {
+  CHECK(run({"--route-check"}).route_check);
+  CHECK_FALSE(run({}).route_check);
+  CHECK_THROWS_WITH(run({"--route-check", "--fallback-below", "0"}), Catch::Contains("--route-check"));
+
+  ncclz::perf::options o;
+  o.route_check = true;
+  const ncclz::perf::report rep(o);
+  const auto row_of = [](double nccl_us, double ncclz_us, double forced_us) {
+    return ncclz::perf::row{ncclz::perf::shape_of(collective::allreduce, 1 << 20, 4, 2), 4, "float", {nccl_us, nccl_us, nccl_us},
+                            {ncclz_us, ncclz_us, ncclz_us}, {ncclz::perf::rank_report{}, ncclz::perf::rank_report{}},
+                            "adaptive", "direct", ncclz::perf::timing{forced_us, forced_us, forced_us}};
+  };
+  const auto kept_nccl = row_of(100, 102, 300);    // within the margin of NCCL, the better
+  const auto lost = row_of(200, 150, 120);          // 1.25x the forced route's time
+  CHECK(kept_nccl.of_best() == Approx(1.02));
+  CHECK_FALSE(kept_nccl.slower_than_best());
+  CHECK(lost.of_best() == Approx(1.25));
+  CHECK(lost.slower_than_best());
+  auto unchecked = lost;
+  unchecked.forced.reset();
+  CHECK_FALSE(unchecked.slower_than_best());
+
+  std::FILE* f = std::tmpfile();
+  REQUIRE(f != nullptr);
+  rep.print_row(f, lost);
+  rep.print_summary(f, {kept_nccl, lost}, nullptr);
+  std::rewind(f);
+  std::string text(4096, '\0');
+  text.resize(std::fread(text.data(), 1, text.size(), f));
+  std::fclose(f);
+  CHECK(text.find("SLOWER") != std::string::npos);
+  CHECK(text.find("1 of 2 rows more than 5% slower than the better route (worst 1.250)") != std::string::npos);
+  CHECK(rep.row_json(lost).find("\"of_best\":1.25") != std::string::npos);
 }
