@@ -20,7 +20,9 @@
 #                  allreduce at 1e-2), every collective at 256 MiB with its phases, the 256 MiB
 #                  allreduce per coder, quantizer, element type and part count, the default coder
 #                  (auto) against each coder forced (auto, fixed_length, adaptive, twice in turn, on
-#                  the held-out fields and on gradients), one row against NCCL with tuned socket
+#                  the held-out fields and on gradients), the autotuner's route against the better
+#                  of NCCL and the compressed route forced (--route-check; every collective, 1 MiB-
+#                  1 GiB, f32 and bf16), one row against NCCL with tuned socket
 #                  threads, VARIANTS rows; a soak of back-to-back pipelined allreduces (SOAK_ROUNDS
 #                  rounds of 8 calls, default 20); plots
 #   --multigpu     ncclz-perf with one GPU per rank (2 or more GPUs; skipped otherwise), 4 KB-1 GB:
@@ -349,6 +351,13 @@ if has_mode collectives; then
       for coder in auto fixed_length adaptive; do row coders-$input-$coder-$r 90 "${args[@]}" --rel 1e-3 --coder $coder; done
     done
   done
+  # The autotuner's route against the better of NCCL's and the compressed route forced, taking
+  # turns each iteration: every collective, 1 MiB - 1 GiB, f32 and bf16 (the summary counts rows
+  # more than 5% slower than the better route).
+  for dt in float bfloat16; do
+    perf $c/route-check-$dt 600 "" "-n 4" "${data_args[@]}" -C "$all6" -b 1M -e 1G -f 4 -n 5 -w 2 --rel 1e-3 -d $dt \
+      --route-check
+  done
   # NCCL's ring at its best socket setting measured (the setting holds for both in a process).
   perf $a/perf-adaptive-4parts-sockets2x1 90 "NCCL_SOCKET_NTHREADS=2 NCCL_NSOCKS_PERTHREAD=1" "-n 4" \
     -C allreduce -b 256M -e 256M "${data_args[@]}" --rel 1e-3 --coder adaptive --chunk 64M --phases
@@ -507,6 +516,7 @@ fi
   [ -f "$res/codec/adaptive-overhead.txt" ] && { echo "=== Adaptive's overhead"; cat "$res/codec/adaptive-overhead.txt"; }
   grep -h -E "^(OK|FAILED):" "$logs"/codec/*.log 2>/dev/null | sed 's/^/codec: /'
   grep -h -E "ERROR SUMMARY|RACECHECK SUMMARY" "$logs"/sanitize/*.log 2>/dev/null | sed 's/^/sanitize: /'
+  grep -h "Route check" "$logs"/collectives-4ranks/route-check-*.log 2>/dev/null | sed 's/^# */route: /'
   echo "=== $failed step(s) failed; total $((SECONDS - start)) s"
 } >>"$summary"
 tar -czf "$out/gpu-run.tgz" -C "$out" logs results summary.txt
