@@ -124,7 +124,7 @@ int main(int argc, char** argv) {
   std::string rank = "?";
   try {
 #if defined(NCCLZ_WITH_MPI)
-    const ncclz::mpi_session mpi(&argc, &argv);  // under mpirun: ranks and the id come from MPI
+    const ncclz::mpi_environment mpi(&argc, &argv);  // under mpirun: ranks and the id come from MPI
 #endif
     rank = std::to_string(ncclz::rank_from_environment().rank);
     return run(o, devices);

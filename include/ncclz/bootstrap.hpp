@@ -8,7 +8,7 @@
 // Rank and rank count come from the launcher's environment (rank_from_environment); rank 0 makes
 // the ncclUniqueId and hands it to the others through a file (NCCLZ_BOOTSTRAP_FILE, written
 // atomically; scripts/emulated_cluster.sh sets it) or, in a TU that defines NCCLZ_WITH_MPI and
-// while MPI runs (mpi_session starts it under mpirun), through MPI_Bcast. cluster_comm then creates a *non-blocking* communicator (config.blocking = 0) and
+// while MPI runs (mpi_environment starts it under mpirun), through MPI_Bcast. cluster_comm then creates a *non-blocking* communicator (config.blocking = 0) and
 // polls it with a timeout, so a rank that never comes is an error rather than a hang.
 //
 // Because the communicator is non-blocking, any NCCL call on it may answer ncclInProgress: check
@@ -104,18 +104,18 @@ inline void mpi_try(int status, const char* call) {
 /// started the process and nobody initialized MPI yet; MPI_Finalize when it ends. A process
 /// started otherwise (scripts/emulated_cluster.sh, a plain shell) never touches MPI, so one
 /// executable serves both launchers: with MPI running, cluster_comm exchanges the id by MPI_Bcast.
-class mpi_session {
+class mpi_environment {
  public:
-  mpi_session(int* argc, char*** argv) {
+  mpi_environment(int* argc, char*** argv) {
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (initialized != 0 || !launched_by_mpi()) return;
     if (MPI_Init(argc, argv) != MPI_SUCCESS) throw error("ncclz: MPI_Init failed");
     owned_ = true;
   }
-  mpi_session(const mpi_session&) = delete;
-  mpi_session& operator=(const mpi_session&) = delete;
-  ~mpi_session() {
+  mpi_environment(const mpi_environment&) = delete;
+  mpi_environment& operator=(const mpi_environment&) = delete;
+  ~mpi_environment() {
     if (owned_) MPI_Finalize();
   }
   /// Whether MPI is up in this process (this object's or someone else's MPI_Init).
@@ -167,7 +167,7 @@ namespace detail {
 /// Whether this translation unit bootstraps through MPI: built with NCCLZ_WITH_MPI and MPI is up.
 inline bool mpi_running() {
 #if defined(NCCLZ_WITH_MPI)
-  return mpi_session::active();
+  return mpi_environment::active();
 #else
   return false;
 #endif
@@ -207,7 +207,7 @@ class cluster_comm {
   static constexpr std::chrono::milliseconds default_timeout{std::chrono::minutes(2)};
 
   /// Exchanges the id and joins: through MPI_COMM_WORLD when this translation unit defines
-  /// NCCLZ_WITH_MPI and MPI is running (mpi_session), through NCCLZ_BOOTSTRAP_FILE otherwise.
+  /// NCCLZ_WITH_MPI and MPI is running (mpi_environment), through NCCLZ_BOOTSTRAP_FILE otherwise.
   /// `timeout` bounds the exchange and, separately, the communicator's initialization. Rank 0
   /// removes the file once all have joined.
   explicit cluster_comm(rank_info who = rank_from_environment(), std::chrono::milliseconds timeout = default_timeout)

@@ -88,7 +88,7 @@ int rank_main(const char* program, Run&& run) {
   }
   try {
 #if defined(NCCLZ_WITH_MPI)
-    const ncclz::mpi_session mpi(nullptr, nullptr);  // under mpirun: cluster_comm bootstraps by MPI
+    const ncclz::mpi_environment mpi(nullptr, nullptr);  // under mpirun: cluster_comm bootstraps by MPI
 #endif
     return run();
   } catch (const std::exception& e) {
