@@ -43,6 +43,8 @@ static_assert(sch::tree_depth(1) == 0 && sch::tree_depth(8) == 3 && sch::tree_de
 static_assert(sch::tree_children(0, 8, 0) == std::vector<int>{4, 2, 1});
 static_assert(sch::choose_algorithm(sch::collective::allreduce, 1024, 8) == sch::algorithm::direct);
 static_assert(sch::choose_algorithm(sch::collective::allreduce, 1024, 9) == sch::algorithm::ring);
+static_assert(sch::doubling_core(6) == 4 && sch::doubling_step_count(6) == 2 && sch::doubling_step_count(1) == 0);
+static_assert(sch::doubling_partner(1, 6, 0) == 3 && sch::doubling_partner(0, 6, 0) == -1);
 
 /// Throws ncclz::invalid_argument whose message contains `word` (the argument's name).
 template <class F>
@@ -382,9 +384,11 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
   for (const std::uint64_t bytes : {std::uint64_t{0}, std::uint64_t{4096}, std::uint64_t{1} << 40}) {
     for (int n = 1; n <= kMaxRanks; ++n) {
       const algorithm reduction = n <= sch::kDirectMaxRanks ? algorithm::direct : algorithm::ring;
-      for (const auto c : {collective::allreduce, collective::reduce_scatter, collective::reduce}) {
+      for (const auto c : {collective::reduce_scatter, collective::reduce}) {
         REQUIRE(sch::choose_algorithm(c, bytes, n) == reduction);
       }
+      REQUIRE(sch::choose_algorithm(collective::allreduce, bytes, n) ==
+              (bytes < sch::kDoublingBelowBytes ? algorithm::recursive_doubling : reduction));
       REQUIRE(sch::choose_algorithm(collective::broadcast, bytes, n) == algorithm::ring);
       REQUIRE(sch::choose_algorithm(collective::allgather, bytes, n) == algorithm::direct);
       REQUIRE(sch::choose_algorithm(collective::alltoall, bytes, n) == algorithm::direct);
@@ -399,6 +403,80 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
   REQUIRE(sch::algorithm_for(sch::Ring{}, collective::allreduce, 1, 4) == algorithm::ring);
   REQUIRE(sch::algorithm_for(sch::Direct{}, collective::allreduce, 1, 64) == algorithm::direct);
   REQUIRE(sch::algorithm_for(sch::Tree{}, collective::broadcast, 1, 4) == algorithm::tree);
+  REQUIRE(sch::algorithm_for(sch::RecursiveDoubling{}, collective::allreduce, 1, 5) == algorithm::recursive_doubling);
+  REQUIRE(std::string(sch::RecursiveDoubling::name) == "recursive_doubling");
+  REQUIRE(std::string(sch::name(algorithm::recursive_doubling)) == "recursive_doubling");
+  STATIC_REQUIRE(sch::SchedulePolicy<sch::RecursiveDoubling>);
+  // Until the crossover is measured, Auto never picks recursive doubling.
+  STATIC_REQUIRE(sch::kDoublingBelowBytes == 0);
+  for (const auto c : {collective::reduce_scatter, collective::allgather, collective::broadcast, collective::reduce,
+                       collective::alltoall}) {
+    REQUIRE_FALSE(sch::supports(algorithm::recursive_doubling, c));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Recursive doubling
+
+TEST_CASE("recursive doubling: partners match, every rank ends with every contribution once", "[schedule]") {
+  for (int n = 1; n <= kMaxRanks; ++n) {
+    CAPTURE(n);
+    const int core = sch::doubling_core(n), steps = sch::doubling_step_count(n);
+    REQUIRE(core <= n);
+    REQUIRE(2 * core > n);
+    REQUIRE((1 << steps) == core);
+    // held[r][q]: how many times rank r's sum holds rank q's contribution.
+    std::vector<std::vector<int>> held(n, std::vector<int>(n, 0));
+    for (int r = 0; r < n; ++r) held[r][r] = 1;
+    int folded = 0;
+    // Fold: the rank that folds out sends, its partner adds.
+    for (int r = 0; r < n; ++r) {
+      const int f = sch::doubling_fold_partner(r, n);
+      if (f < 0) {
+        REQUIRE(sch::doubling_role_of(r, n) == sch::doubling_role::core);
+        continue;
+      }
+      REQUIRE(sch::doubling_fold_partner(f, n) == r);
+      REQUIRE(sch::doubling_role_of(r, n) != sch::doubling_role_of(f, n));
+      REQUIRE(sch::doubling_role_of(r, n) != sch::doubling_role::core);
+      if (sch::doubling_role_of(r, n) == sch::doubling_role::folds_out) {
+        ++folded;
+        for (int q = 0; q < n; ++q) held[f][q] += held[r][q];
+      }
+    }
+    REQUIRE(folded == n - core);
+    // Steps: matched pairs among the ranks that did not fold out; both add the other's sum.
+    for (int s = 0; s < steps; ++s) {
+      CAPTURE(s);
+      std::vector<std::vector<int>> next = held;
+      int active = 0;
+      for (int r = 0; r < n; ++r) {
+        const int p = sch::doubling_partner(r, n, s);
+        if (sch::doubling_role_of(r, n) == sch::doubling_role::folds_out) {
+          REQUIRE(p == -1);
+          continue;
+        }
+        ++active;
+        REQUIRE(p >= 0);
+        REQUIRE(p < n);
+        REQUIRE(p != r);
+        REQUIRE(sch::doubling_partner(p, n, s) == r);
+        for (int q = 0; q < n; ++q) next[r][q] += held[p][q];
+      }
+      REQUIRE(active == core);
+      held = next;
+    }
+    // Unfold: the absorbing rank sends its result; the folded-out one takes it as it is.
+    for (int r = 0; r < n; ++r) {
+      if (sch::doubling_role_of(r, n) == sch::doubling_role::folds_out) held[r] = held[sch::doubling_fold_partner(r, n)];
+    }
+    for (int r = 0; r < n; ++r) {
+      for (int q = 0; q < n; ++q) {
+        CAPTURE(r, q);
+        REQUIRE(held[r][q] == 1);
+      }
+    }
+  }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,6 +513,12 @@ TEST_CASE("schedule: invalid arguments are invalid_argument naming the argument"
   expect_invalid([] { (void)sch::tree_children(0, -2, 0); }, "nranks");
 
   expect_invalid([] { (void)sch::choose_algorithm(collective::allreduce, 1, 0); }, "nranks");
+  expect_invalid([] { (void)sch::doubling_core(0); }, "nranks");
+  expect_invalid([] { (void)sch::doubling_role_of(5, 5); }, "rank");
+  expect_invalid([] { (void)sch::doubling_partner(0, 5, 2); }, "step");
+  expect_invalid([] { (void)sch::doubling_partner(0, 1, 0); }, "step");  // one rank: no steps
+  expect_invalid([] { (void)sch::algorithm_for(sch::RecursiveDoubling{}, collective::reduce, 1, 4); }, "reduce");
+  expect_invalid([] { (void)sch::algorithm_for(sch::RecursiveDoubling{}, collective::broadcast, 1, 4); }, "broadcast");
   expect_invalid([] { (void)sch::algorithm_for(sch::Tree{}, collective::alltoall, 1, 4); }, "alltoall");
   expect_invalid([] { (void)sch::algorithm_for(sch::Ring{}, collective::allgather, 1, 4); }, "allgather");
   expect_invalid([] { (void)sch::algorithm_for(sch::Tree{}, collective::allreduce, 1, 4); }, "allreduce");

@@ -3,6 +3,7 @@
 //   ncclz::schedule::Ring    // ring (ring.hpp)
 //   ncclz::schedule::Direct  // all pairs in one group per phase (direct.hpp)
 //   ncclz::schedule::Tree    // binomial tree (tree.hpp)
+//   ncclz::schedule::RecursiveDoubling  // partners at distance 1, 2, 4, ... (recursive_doubling.hpp)
 //   ncclz::schedule::Auto    // choose_algorithm() per call, from the collective, size and rank count
 //
 // What each algorithm covers in ncclz::Communicator:
@@ -11,6 +12,7 @@
 //           broadcast of the compressed bytes)
 //   direct: allreduce, reduce_scatter, reduce, allgather, alltoall
 //   tree:   broadcast (the compressed chunk forwarded unchanged down a binomial tree)
+//   recursive_doubling: allreduce (each rank's whole sum of codes to a partner per step)
 // Forcing a policy on a collective it does not cover is an ncclz::invalid_argument.
 //
 // A policy is a tag with a `name` for logs and an `algorithm_for(tag, collective, bytes, nranks)`
@@ -25,12 +27,13 @@
 #include "ncclz/error.hpp"
 #include "ncclz/schedule/direct.hpp"
 #include "ncclz/schedule/partition.hpp"
+#include "ncclz/schedule/recursive_doubling.hpp"
 #include "ncclz/schedule/ring.hpp"
 #include "ncclz/schedule/tree.hpp"
 
 namespace ncclz::schedule {
 
-enum class algorithm { ring, direct, tree };
+enum class algorithm { ring, direct, tree, recursive_doubling };
 
 enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce, alltoall };
 
@@ -39,6 +42,7 @@ enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce,
     case algorithm::ring: return "ring";
     case algorithm::direct: return "direct";
     case algorithm::tree: return "tree";
+    case algorithm::recursive_doubling: return "recursive_doubling";
   }
   return "unknown";
 }
@@ -58,7 +62,7 @@ enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce,
 /// Whether `a` has a schedule for `c` (see the table at the top of this file).
 [[nodiscard]] constexpr bool supports(algorithm a, collective c) {
   switch (c) {
-    case collective::allreduce:
+    case collective::allreduce: return a == algorithm::ring || a == algorithm::direct || a == algorithm::recursive_doubling;
     case collective::reduce_scatter:
     case collective::reduce: return a == algorithm::ring || a == algorithm::direct;
     case collective::allgather:
@@ -72,10 +76,14 @@ enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce,
 /// instead of one per ring step, and chunks coded from single ranks' codes), ring beyond.
 /// Allgather and alltoall: direct (the only one). Broadcast: ring, NCCL's pipelined broadcast of
 /// the compressed bytes (each link carries them once; the tree's root sends them ceil(log2 n) times).
-[[nodiscard]] constexpr algorithm choose_algorithm(collective c, std::uint64_t /*bytes*/, int nranks) {
+/// Allreduce below kDoublingBelowBytes per rank: recursive doubling (doubling_preferred; never
+/// while that is 0).
+[[nodiscard]] constexpr algorithm choose_algorithm(collective c, std::uint64_t bytes, int nranks) {
   detail::check_nranks("schedule::choose_algorithm", nranks);
   switch (c) {
     case collective::allreduce:
+      if (doubling_preferred(bytes)) return algorithm::recursive_doubling;
+      return nranks <= kDirectMaxRanks ? algorithm::direct : algorithm::ring;
     case collective::reduce_scatter:
     case collective::reduce: return nranks <= kDirectMaxRanks ? algorithm::direct : algorithm::ring;
     case collective::broadcast: return algorithm::ring;
@@ -109,6 +117,9 @@ constexpr algorithm forced(algorithm a, const char* policy, collective c, int nr
 [[nodiscard]] constexpr algorithm algorithm_for(Tree, collective c, std::uint64_t, int nranks) {
   return detail::forced(algorithm::tree, Tree::name, c, nranks);
 }
+[[nodiscard]] constexpr algorithm algorithm_for(RecursiveDoubling, collective c, std::uint64_t, int nranks) {
+  return detail::forced(algorithm::recursive_doubling, RecursiveDoubling::name, c, nranks);
+}
 [[nodiscard]] constexpr algorithm algorithm_for(Auto, collective c, std::uint64_t bytes, int nranks) {
   return choose_algorithm(c, bytes, nranks);
 }
@@ -126,7 +137,7 @@ concept SchedulePolicy = std::default_initializable<P> && requires(collective c,
 template <class P>
 struct policy_check {
   static_assert(SchedulePolicy<P>,
-                "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring or Tree, or a "
+                "ncclz::Communicator<Codec, Schedule>: Schedule must be ncclz::schedule::Auto, Direct, Ring, Tree or RecursiveDoubling, or a "
                 "default-constructible tag type with a static `name` and an algorithm_for(tag, collective, bytes, nranks) "
                 "overload returning ncclz::schedule::algorithm (ncclz/schedule/schedule.hpp)");
   static constexpr bool value = true;
@@ -135,6 +146,7 @@ struct policy_check {
 static_assert(SchedulePolicy<Ring>);
 static_assert(SchedulePolicy<Direct>);
 static_assert(SchedulePolicy<Tree>);
+static_assert(SchedulePolicy<RecursiveDoubling>);
 static_assert(SchedulePolicy<Auto>);
 
 }  // namespace ncclz::schedule
