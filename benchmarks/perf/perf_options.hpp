@@ -67,7 +67,7 @@ struct options {
   bound_mode mode = bound_mode::rel;       ///< --rel X | --abs X | --quantizer NAME
   double bound = 1e-3;
   std::string coder = "auto";              ///< --coder auto|fixed_length|adaptive|raw
-  std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree
+  std::string schedule = "auto";           ///< --schedule auto|ring|direct|tree|recursive_doubling
   std::uint64_t chunk_bytes = 0;           ///< --chunk: pipeline part size (0: the library's default)
   bool phases = false;                     ///< --phases: time the phases of ncclz's calls (in --json)
   bool split_sum_bound = true;             ///< --no-split: communicator_config::split_sum_bound = false
@@ -110,7 +110,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            a step per 1024 values shared by all ranks)
   --coder NAME             auto (default: the library's, FixedLength or Adaptive by timed probes),
                            fixed_length, adaptive or raw (fixed8/fixed4: auto or fixed_length)
-  --schedule NAME          auto (default), ring, direct or tree (refused where it has no schedule)
+  --schedule NAME          auto (default), ring, direct, tree or recursive_doubling (allreduce
+                           only); refused where it has no schedule
   --chunk SIZE             cut the direct reductions into parts of at least SIZE bytes a rank (at
                            most 8) so coding overlaps transfers; default: the library's 64M
                            (Pipeline<Auto>); a SIZE above the message means one part
@@ -265,8 +266,9 @@ inline options parse(int argc, const char* const* argv) {
       }
     } else if (a == "--schedule") {
       o.schedule = value();
-      if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree") {
-        fail("--schedule must be auto, ring, direct or tree");
+      if (o.schedule != "auto" && o.schedule != "ring" && o.schedule != "direct" && o.schedule != "tree" &&
+          o.schedule != "recursive_doubling") {
+        fail("--schedule must be auto, ring, direct, tree or recursive_doubling");
       }
     } else if (a == "--chunk") o.chunk_bytes = parse_size(value(), "--chunk");
     else if (a == "--phases") o.phases = true;

@@ -50,10 +50,14 @@ struct element<__nv_bfloat16> : detail::narrow_element<__nv_bfloat16, bfloat16_c
 /// process, to the same value).
 struct schedule_flag {
   static constexpr const char* name = "--schedule";
-  enum choice : int { automatic, ring, direct, tree };
+  enum choice : int { automatic, ring, direct, tree, recursive_doubling };
   static inline std::atomic<int> chosen{automatic};
   static void set(const std::string& flag) {
-    chosen = flag == "ring" ? ring : flag == "direct" ? direct : flag == "tree" ? tree : automatic;
+    chosen = flag == "ring"                 ? ring
+             : flag == "direct"             ? direct
+             : flag == "tree"               ? tree
+             : flag == "recursive_doubling" ? recursive_doubling
+                                            : automatic;
   }
 };
 
@@ -63,6 +67,7 @@ inline schedule::algorithm algorithm_for(schedule_flag, schedule::collective c, 
     case schedule_flag::ring: return algorithm_for(s::Ring{}, c, bytes, nranks);
     case schedule_flag::direct: return algorithm_for(s::Direct{}, c, bytes, nranks);
     case schedule_flag::tree: return algorithm_for(s::Tree{}, c, bytes, nranks);
+    case schedule_flag::recursive_doubling: return algorithm_for(s::RecursiveDoubling{}, c, bytes, nranks);
     default: return algorithm_for(s::Auto{}, c, bytes, nranks);
   }
 }

@@ -31,7 +31,8 @@
 // over the transport (detail/comm/transport.cuh: the only place that talks to NCCL, where every
 // wait is watched and a dead peer becomes an error after config.timeout, never a hang):
 //   direct (detail/comm/direct_schedule.cuh): allgather, alltoall, reductions in pipeline parts;
-//   ring (detail/comm/ring_schedule.cuh): reductions; ring and tree broadcast
+//   ring (detail/comm/ring_schedule.cuh): reductions; recursive doubling
+//   (detail/comm/doubling_schedule.cuh): allreduce of small messages; ring and tree broadcast
 //   (detail/comm/broadcast_schedule.cuh); lossless reductions (detail/comm/lossless_schedule.cuh).
 #pragma once
 
@@ -52,6 +53,7 @@
 #include "ncclz/detail/comm/code_reducer.cuh"
 #include "ncclz/detail/comm/context.cuh"
 #include "ncclz/detail/comm/direct_schedule.cuh"
+#include "ncclz/detail/comm/doubling_schedule.cuh"
 #include "ncclz/detail/comm/lossless_schedule.cuh"
 #include "ncclz/detail/comm/ring_schedule.cuh"
 #include "ncclz/detail/comm/router.cuh"
@@ -154,7 +156,8 @@ class Communicator {
   /// Reduces `count` values over all ranks into every rank's `recv`, as ncclAllReduce (in place
   /// when send == recv), with ncclSum, ncclMin or ncclMax; the bound is in the file comment.
   /// Schedule: a reduce-scatter of codes (direct or ring), then the owner of each segment codes
-  /// it once and the chunks are exchanged unchanged and decoded everywhere.
+  /// it once and the chunks are exchanged unchanged and decoded everywhere; or recursive doubling,
+  /// every rank's whole sum of codes to a partner at each step.
   template <class T>
   void allreduce(const T* send, T* recv, std::size_t count, ncclRedOp_t op, double bound, cudaStream_t stream) {
     constexpr const char* fn = "Communicator::allreduce";
@@ -246,13 +249,18 @@ class Communicator {
     }
     const schedule::algorithm algo = algorithm_for(c, count * sizeof(T));
     const detail::comm::route how = router_.route_for<T>(c, count, stream, ctx_.info);
+    // Recursive doubling (allreduce only) has no owner to coarsen a sum once: its ranks quantize
+    // with the bound split n ways.
+    const bool doubling = algo == schedule::algorithm::recursive_doubling && nranks() > 1;
+    const detail::comm::code_reduction& r = doubling ? reduction_for(fn, red.op, red.bound, /*moves_result=*/false) : red;
     if (how.nccl) {
       nccl();
     } else {
-      ctx_.template expect_call<T>(how.coder, c, caller_count, red.op, root, red.bound, algo, red.coarsen > 1);
-      if (algo != schedule::algorithm::ring || nranks() == 1)
-        direct_.reduction(fn, schedule::name(c), send, recv, count, seg, red, algo, root, scatter, stream);
-      else ring_.reduction(fn, schedule::name(c), send, recv, count, seg, red, root, scatter, stream);
+      ctx_.template expect_call<T>(how.coder, c, caller_count, r.op, root, r.bound, algo, r.coarsen > 1);
+      if (doubling) doubling_.allreduce(fn, send, recv, count, r, stream);
+      else if (algo != schedule::algorithm::ring || nranks() == 1)
+        direct_.reduction(fn, schedule::name(c), send, recv, count, seg, r, algo, root, scatter, stream);
+      else ring_.reduction(fn, schedule::name(c), send, recv, count, seg, r, root, scatter, stream);
     }
     finish(stream);
   }
@@ -268,6 +276,7 @@ class Communicator {
   detail::comm::router router_;
   detail::comm::direct_schedule<Codec, Pipe::max_parts> direct_{ctx_, reducer_};
   detail::comm::ring_schedule<Codec> ring_{ctx_, reducer_};
+  detail::comm::doubling_schedule<Codec> doubling_{ctx_, reducer_};
   detail::comm::broadcast_schedule<Codec> broadcast_{ctx_};
   detail::comm::lossless_schedule<Codec> lossless_{ctx_, reducer_};
 };

@@ -29,7 +29,7 @@ constexpr ncclDataType_t nccl_type() {
 struct call_info {
   const char* collective = "none";
   const char* coder = "";           ///< the entropy coder that ran ("fixed_length", "adaptive", ...; "none": NCCL's route)
-  const char* schedule = "";        ///< algorithm run: "direct", "ring", "tree", or "nccl" (fallback)
+  const char* schedule = "";        ///< algorithm run: "direct", "ring", "tree", "recursive_doubling", or "nccl" (fallback)
   std::uint64_t input_bytes = 0;    ///< this rank's uncompressed payload
   std::uint64_t bytes_sent = 0;     ///< bytes this rank handed to NCCL (payloads, sizes, range)
   std::uint64_t chunk_bytes = 0;    ///< compressed bytes of the chunk(s) this rank coded last

@@ -561,6 +561,17 @@ int run() {
     else check_back_to_back<RelAd>(cc, c, stream, seed, count, 8, r, k, 1e-3);
     if (std::getenv("NCCLZ_BACK_TO_BACK_ONLY")) return finish();
   }
+  // Recursive doubling allreduce, every op, both element types and bounds, in place and apart
+  // (NCCLZ_DOUBLING_ONLY=1 stops after these).
+  for (const ncclRedOp_t op : {ncclSum, ncclMin, ncclMax}) {
+    for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{300007}}) {
+      check_allreduce<RelFL, float, ncclz::schedule::RecursiveDoubling>(cc, c, stream, seed, count, 1e-3, false, op);
+      check_allreduce<AbsFL, double, ncclz::schedule::RecursiveDoubling>(cc, c, stream, seed, count, 1e-4, true, op);
+    }
+  }
+  check_allreduce<RelAd, float, ncclz::schedule::RecursiveDoubling>(cc, c, stream, seed, 1000003, 1e-3, false);
+  check_fixed_rate<Fixed8, float, ncclz::schedule::RecursiveDoubling>(cc, c, stream, seed, 100003, ncclSum, false);
+  if (std::getenv("NCCLZ_DOUBLING_ONLY")) return finish();
   // FixedRate first (NCCLZ_FIXED_RATE_ONLY=1 stops after these and one timing).
   for (const std::size_t count : {std::size_t{0}, std::size_t{1}, std::size_t{8193}, std::size_t{1000003}}) {
     check_fixed_rate<Fixed8, float>(cc, c, stream, seed, count, ncclSum, false);

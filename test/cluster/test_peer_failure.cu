@@ -2,7 +2,7 @@
 // survivor must get an ncclz::error from the second call or the check after it within twice the
 // configured timeout (at once where the dead peer's socket closes), with the communicator
 // aborted, never a hang. One launch a case: test_peer_failure COLLECTIVE VARIANT, with VARIANT
-// direct, ring, tree, overlap4 (direct reductions in 4 pipeline parts) or nccl (NCCL's own
+// direct, ring, tree, recursive_doubling, overlap4 (direct reductions in 4 pipeline parts) or nccl (NCCL's own
 // collective, the fallback route).
 #include <cuda_runtime_api.h>
 #include <nccl.h>
@@ -95,6 +95,7 @@ int run(int argc, char** argv) {
   if (variant == "direct" || variant == "nccl") return run_case<ncclz::Communicator<RelFL>>(cc, collective, config);
   if (variant == "ring") return run_case<ncclz::Communicator<RelFL, s::Ring>>(cc, collective, config);
   if (variant == "tree") return run_case<ncclz::Communicator<RelFL, s::Tree>>(cc, collective, config);
+  if (variant == "recursive_doubling") return run_case<ncclz::Communicator<RelFL, s::RecursiveDoubling>>(cc, collective, config);
   if (variant == "overlap4") {
     config.pipeline_part_bytes = kCount * sizeof(float) / 4;
     return run_case<ncclz::Communicator<RelFL, s::Auto, ncclz::Pipeline<ncclz::Overlap<4>>>>(cc, collective, config);

@@ -73,6 +73,7 @@ TEST_CASE("perf: flags set what they name", "[perf]") {
   CHECK(run({"-d", "bfloat16", "--schedule", "direct"}).dtype == "bfloat16");
   CHECK(run({"-d", "half"}).dtype == "half");
   CHECK(run({"--schedule", "direct"}).schedule == "direct");
+  CHECK(run({"--schedule", "recursive_doubling"}).schedule == "recursive_doubling");
   const auto fixed = run({"--quantizer", "fixed4"});
   CHECK(fixed.mode == ncclz::perf::bound_mode::fixed4);
   CHECK(fixed.bound == 4);
@@ -121,7 +122,7 @@ TEST_CASE("perf: bad command lines name the flag", "[perf]") {
   CHECK_THROWS_WITH(run({"-f", "1"}), Catch::Contains("-f must be > 1"));
   CHECK_THROWS_WITH(run({"-b", "1M", "-e", "1K"}), Catch::Contains("larger than -e"));
   CHECK_THROWS_WITH(run({"-d", "int8"}), Catch::Contains("-d must be float, double, half or bfloat16"));
-  CHECK_THROWS_WITH(run({"--schedule", "star"}), Catch::Contains("--schedule must be auto, ring, direct or tree"));
+  CHECK_THROWS_WITH(run({"--schedule", "star"}), Catch::Contains("--schedule must be auto, ring, direct, tree or recursive_doubling"));
   CHECK_THROWS_WITH(run({"--rel", "0"}), Catch::Contains("--rel must be > 0"));
   CHECK_THROWS_WITH(run({"-C", "allreduce,gather"}), Catch::Contains("unknown collective 'gather'"));
   CHECK_THROWS_WITH(run({"--frobnicate"}), Catch::Contains("unknown flag --frobnicate"));

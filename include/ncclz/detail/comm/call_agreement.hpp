@@ -19,6 +19,7 @@
 #include <string_view>
 
 #include "ncclz/format.hpp"
+#include "ncclz/schedule/schedule.hpp"
 
 namespace ncclz::detail::comm {
 
@@ -110,8 +111,12 @@ inline std::string describe(call_field f, std::uint64_t v) {
     }
     case call_field::split: return v ? "on" : "off";
     case call_field::algorithm: {
-      constexpr const char* names[] = {"ring", "direct", "tree"};
-      return v < 3 ? names[v] : "algorithm " + std::to_string(v);
+      constexpr schedule::algorithm known[] = {schedule::algorithm::ring, schedule::algorithm::direct, schedule::algorithm::tree,
+                                               schedule::algorithm::recursive_doubling};
+      for (const schedule::algorithm a : known) {
+        if (v == static_cast<std::uint64_t>(a)) return schedule::name(a);
+      }
+      return "algorithm " + std::to_string(v);
     }
     default: return std::to_string(v);
   }
@@ -151,16 +156,48 @@ inline std::string describe(call_field f, std::uint64_t v) {
   return std::nullopt;
 }
 
+namespace agreement_detail {
+inline const std::uint64_t* fields_of(const std::uint64_t* rows, int r) {
+  return rows + static_cast<std::size_t>(r) * kHeaderWords + kRangeWords;
+}
+/// Whether some rank shares FixedRate block scales or runs pipeline parts (whose sizes go over
+/// the split communicator) before its first exchange of sizes.
+inline bool any_operation_before_sizes(const std::uint64_t* rows, int n) {
+  for (int r = 0; r < n; ++r) {
+    const std::uint64_t* fields = fields_of(rows, r);
+    const auto quantizer = static_cast<quantizer_id>(fields[static_cast<unsigned>(call_field::quantizer)] >> 32);
+    if (quantizer == quantizer_id::fixed_rate || fields[static_cast<unsigned>(call_field::parts)] > 1) return true;
+  }
+  return false;
+}
+inline bool runs_recursive_doubling(const std::uint64_t* rows, int r) {
+  return fields_of(rows, r)[static_cast<unsigned>(call_field::algorithm)] ==
+         static_cast<std::uint64_t>(schedule::algorithm::recursive_doubling);
+}
+}  // namespace agreement_detail
+
 /// Whether every rank's next NCCL operation after the header is the meta exchange on the caller's
 /// communicator, the same operation on every rank whatever the call: true unless a rank first
 /// shares FixedRate block scales or runs pipeline parts (whose sizes go over the split
-/// communicator). Where it is, ranks that disagree still complete that exchange together, and
-/// the communicator stays usable after the error.
+/// communicator), or runs recursive doubling (whose sizes go to one partner). Where it is, ranks
+/// that disagree still complete that exchange together, and the communicator stays usable after
+/// the error.
 [[nodiscard]] inline bool meta_follows_header(const std::uint64_t* rows, int n) {
+  if (agreement_detail::any_operation_before_sizes(rows, n)) return false;
   for (int r = 0; r < n; ++r) {
-    const std::uint64_t* fields = rows + static_cast<std::size_t>(r) * kHeaderWords + kRangeWords;
-    const auto quantizer = static_cast<quantizer_id>(fields[static_cast<unsigned>(call_field::quantizer)] >> 32);
-    if (quantizer == quantizer_id::fixed_rate || fields[static_cast<unsigned>(call_field::parts)] > 1) return false;
+    if (agreement_detail::runs_recursive_doubling(rows, r)) return false;
+  }
+  return true;
+}
+
+/// The same for recursive doubling: whether every rank's next operation after the header is the
+/// exchange of sizes with its first partner (every rank runs recursive doubling and shares no
+/// block scales first). The partners depend on the rank count only, so ranks that disagree on
+/// anything else still complete that exchange together.
+[[nodiscard]] inline bool partner_sizes_follow_header(const std::uint64_t* rows, int n) {
+  if (agreement_detail::any_operation_before_sizes(rows, n)) return false;
+  for (int r = 0; r < n; ++r) {
+    if (!agreement_detail::runs_recursive_doubling(rows, r)) return false;
   }
   return true;
 }

@@ -235,20 +235,6 @@ class context {
   /// does not include the payloads already on `stream`: the pipelined reductions enqueue part
   /// i+1's sends while part i's still move.
   void exchange_meta(const char* fn, std::size_t count, cudaStream_t stream, int set = 0, cudaEvent_t ready = nullptr) {
-    // The header is still unchecked only where the meta exchange is this rank's next operation.
-    bool header_unchecked = std::exchange(header_pending_, false);
-    std::optional<std::string> disagreed;
-    const auto check_header = [&] {
-      if (!header_unchecked || cudaEventQuery(header_done_.get()) != cudaSuccess) return;
-      header_unchecked = false;
-      disagreed = disagreement(ws.host_header_rows(), nranks());
-      // A rank whose next operation is another one never joins this exchange: stop waiting.
-      if (disagreed && !meta_follows_header(ws.host_header_rows(), nranks())) {
-        tp.abort();
-        throw_invalid(fn, *disagreed + kEveryRank + "; the communicator was aborted, since the ranks' next NCCL "
-                                                    "operations differ");
-      }
-    };
     const bool beside = ready != nullptr && tp.size_comm() != nullptr;
     const cudaStream_t on = beside ? transfer_stream(size_stream_) : stream;
     const ncclComm_t via = beside ? tp.size_comm() : tp.comm();
@@ -266,10 +252,8 @@ class context {
       NCCLZ_CUDA_TRY(cudaMemcpyAsync(h_bound, bound_source + offsetof(format::chunk_header, error_bound), sizeof(double),
                                      cudaMemcpyDeviceToHost, on));
     }
-    timed_wait(fn, stream, on, {}, check_header);
-    if (header_unchecked) tp.wait(fn, header_done_.get());  // done already where it came first on `on`
-    check_header();
-    if (disagreed) throw_invalid(fn, *disagreed + kEveryRank);
+    // The header is still unchecked only where the meta exchange is this rank's next operation.
+    wait_settling_header(fn, stream, on, {}, meta_follows_header);
     if (bound_source != nullptr) error_bound = *h_bound;
     for (int r = 0; r < nranks(); ++r) {
       const std::uint64_t theirs = ws.host_row(r, set)[0];
@@ -336,6 +320,12 @@ class context {
     return sent;
   }
 
+  /// The host wait for sizes exchanged with one partner on `stream` (recursive doubling), naming
+  /// `peers`; the first of a call also settles its header, as exchange_meta does.
+  void partner_wait(const char* fn, cudaStream_t stream, const std::string& peers) {
+    wait_settling_header(fn, stream, stream, peers, partner_sizes_follow_header);
+  }
+
   /// Waits for `waited` (the stream the sizes come on), calling `interrupt` between polls; phases
   /// are marked on `stream`.
   template <class Interrupt = void (*)()>
@@ -398,6 +388,31 @@ class context {
 
  private:
   static constexpr const char* kEveryRank = " (every rank of the call reports this)";
+
+  /// timed_wait for sizes on `waited`, where the call's header, if still unchecked, is checked as
+  /// soon as it arrives: ranks that disagree all throw invalid_argument. They do so after the wait,
+  /// which they complete together, where `same_next(rows, n)` says that this wait's exchange is
+  /// every rank's next operation; otherwise at once, aborting the communicator, since a rank
+  /// whose next operation is another one never joins this exchange.
+  void wait_settling_header(const char* fn, cudaStream_t stream, cudaStream_t waited, const std::string& peers,
+                            bool (*same_next)(const std::uint64_t*, int)) {
+    bool header_unchecked = std::exchange(header_pending_, false);
+    std::optional<std::string> disagreed;
+    const auto check_header = [&] {
+      if (!header_unchecked || cudaEventQuery(header_done_.get()) != cudaSuccess) return;
+      header_unchecked = false;
+      disagreed = disagreement(ws.host_header_rows(), nranks());
+      if (disagreed && !same_next(ws.host_header_rows(), nranks())) {
+        tp.abort();
+        throw_invalid(fn, *disagreed + kEveryRank + "; the communicator was aborted, since the ranks' next NCCL "
+                                                    "operations differ");
+      }
+    };
+    timed_wait(fn, stream, waited, peers, check_header);
+    if (header_unchecked) tp.wait(fn, header_done_.get());  // done already where it came first on `waited`
+    check_header();
+    if (disagreed) throw_invalid(fn, *disagreed + kEveryRank);
+  }
   stream_handle size_stream_;  // the size exchanges beside the payloads
   event_handle header_done_{/*timing=*/false};
   bool header_pending_ = false;
