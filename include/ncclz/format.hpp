@@ -18,7 +18,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 
 namespace ncclz {
 

@@ -14,7 +14,7 @@
 #endif
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 

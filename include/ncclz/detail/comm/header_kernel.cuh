@@ -6,7 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/range_kernel.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE

@@ -13,7 +13,7 @@
 #include <cstdint>
 #include <limits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/format.hpp"
 #include "ncclz/quantizer.hpp"

@@ -7,7 +7,7 @@
 #include <limits>
 
 #include "ncclz/codec.hpp"
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/block_scales.cuh"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/decoupled_lookback.cuh"

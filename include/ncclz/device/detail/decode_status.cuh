@@ -3,7 +3,7 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace kernels {

@@ -30,7 +30,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/detail/huffman_format.hpp"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/quantizer.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 

@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/format.hpp"
 #include "ncclz/warp/warp_bits.cuh"

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 
