@@ -4,7 +4,7 @@
 // the way reference_codec.hpp is the oracle of the fixed-length coder: same histogram, same
 // alphabet choice, same length-limited canonical codebook, same bytes. reference_codec.hpp calls it
 // for the coders that try huffman tiles (EntropyCoder<Huffman>, <Adaptive>); the layout and the
-// integer rules both sides share are in detail/huffman_format.hpp.
+// integer rules both sides share are in format/huffman.hpp.
 //
 // What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256 (64 of
 // 128 where the stream is wide), each a self-contained bit stream whose length is stored, so the
@@ -28,7 +28,7 @@
 #include "ncclz/codec.hpp"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
-#include "ncclz/detail/huffman_format.hpp"
+#include "ncclz/format/huffman.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"
 #include "ncclz/host/detail/subblocks.hpp"  // detail::subblock_count
 #include "ncclz/host/detail/tile_bytes.hpp"  // detail::put, get, bit_width, corrupt_tile

@@ -31,7 +31,7 @@
 #include <type_traits>
 
 #include "ncclz/config.hpp"
-#include "ncclz/detail/huffman_format.hpp"
+#include "ncclz/format/huffman.hpp"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/format.hpp"

@@ -34,7 +34,7 @@
 #  define NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 #endif
 
-namespace ncclz::detail::zero_run {
+namespace ncclz::format::zero_run {
 
 using ncclz::detail::kSubblockElements;
 using ncclz::detail::subblock_count;
@@ -64,7 +64,7 @@ enum class predictor : std::uint8_t {
 
 /// Follows the tile header.
 struct zero_run_header {
-  std::uint8_t predictor;       ///< ncclz::detail::zero_run::predictor
+  std::uint8_t predictor;       ///< ncclz::format::zero_run::predictor
   std::uint8_t reserved0;       ///< zero
   std::uint16_t reserved1;      ///< zero
   std::uint32_t min_magnitude;  ///< 1..2^31: sparse sub-blocks store each nonzero's magnitude minus it
@@ -651,4 +651,4 @@ NCCLZ_HOST_DEVICE subblock_error get_subblock(Reader& r, std::uint32_t n, std::u
   return r.at_end() ? subblock_error::none : subblock_error::ends_early;
 }
 
-}  // namespace ncclz::detail::zero_run
+}  // namespace ncclz::format::zero_run
