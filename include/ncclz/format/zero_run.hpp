@@ -1,5 +1,5 @@
 // The zero_run tile mode (docs/format.md, "Zero-run tile"): everything the host reference
-// (ncclz/host/zero_run_reference.hpp) and the device coder (ncclz/device/detail/zero_run_tile.cuh)
+// (ncclz/host/zero_run_reference.hpp) and the device coder (ncclz/device/detail/tile/zero_run/)
 // share, as __host__ __device__ code. The layout, the choice of every form, the bits a sub-block
 // writes and the decoding of a sub-block with every check are written once, here, over a value
 // accessor (`values(i)`: the sub-block's i-th zig-zagged value), a bit writer (`put(v, bits)`) and
@@ -232,7 +232,7 @@ inline constexpr std::uint32_t kRunBits = 8;
 static_assert(kSubblockElements <= (1u << kRunBits), "a run fits 8 bits");
 
 /// What the form choice of a sub-block needs: sums over its values. The host adds them value by
-/// value (subblock_stats); the device with warp reductions (zero_run_tile.cuh); the choice is this
+/// value (subblock_stats); the device with warp reductions (device/detail/tile/zero_run/); the choice is this
 /// code on both. The runs' Rice(k) bits take the sum of r >> k, which is the sum over bits b >= k
 /// of run_bits[b] 2^(b - k), as the magnitudes' do.
 struct subblock_sums {

@@ -16,7 +16,7 @@
 //
 // The layout, the choices, a sub-block's bits and its decoding with every check are the shared
 // __host__ __device__ code of ncclz/format/zero_run.hpp, which the device coder
-// (ncclz/device/detail/zero_run_tile.cuh) runs too: what is here is the sequential frame around it
+// (ncclz/device/detail/tile/zero_run/) runs too: what is here is the sequential frame around it
 // (quantizing, the predictor over the whole tile, the headers, outliers, error messages).
 #pragma once
 
@@ -35,6 +35,7 @@
 #include "ncclz/host/detail/subblocks.hpp"   // detail::kSubblockElements, subblock_count
 #include "ncclz/codec.hpp"
 #include "ncclz/host/detail/tile_bytes.hpp"   // detail::put, get, corrupt_tile
+#include "ncclz/tuning/adaptive.hpp"
 
 namespace ncclz::host::detail::zero_run {
 
@@ -194,7 +195,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
 
 /// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
 /// from the tile's base is 0): what the predictor rule and the Adaptive selector's zero_run rule
-/// look at (format::zero_run_worth_trying).
+/// look at (tuning::zero_run_worth_trying).
 inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
   return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
 }
@@ -205,7 +206,7 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
 }
 
 /// Runs of zero deltas (element 0's is zero), counted within each block of 32 elements as the
-/// device's lanes count them (format::zero_run_worth_trying).
+/// device's lanes count them (tuning::zero_run_worth_trying).
 inline std::uint32_t zero_delta_runs(std::span<const std::int32_t> codes) {
   const auto zero_delta = [&](std::size_t i) { return i == 0 || codes[i] == codes[i - 1]; };
   std::uint32_t n = 0;
@@ -214,15 +215,15 @@ inline std::uint32_t zero_delta_runs(std::span<const std::int32_t> codes) {
 }
 
 /// zero_codes and zero_deltas over the selector's sample (elements 1, 9, 17, ...:
-/// format::in_selector_sample), what the Adaptive selector looks at first (format::zero_run_verdict).
+/// tuning::in_selector_sample), what the Adaptive selector looks at first (tuning::zero_run_verdict).
 inline std::uint32_t sampled_zero_codes(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;
-  for (std::size_t i = 0; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) n += tuning::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == 0;
   return n;
 }
 inline std::uint32_t sampled_zero_deltas(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;  // element 0 is never in the sample: every sampled element has one before it
-  for (std::size_t i = 1; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == codes[i - 1];
+  for (std::size_t i = 1; i < codes.size(); ++i) n += tuning::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == codes[i - 1];
   return n;
 }
 
