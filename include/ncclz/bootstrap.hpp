@@ -12,7 +12,7 @@
 // polls it with a timeout, so a rank that never comes is an error rather than a hang.
 //
 // Because the communicator is non-blocking, any NCCL call on it may answer ncclInProgress: check
-// calls with cluster_comm::check or NCCLZ_NCCL_TRY_COMM (ncclz/detail/nccl_wait.hpp), not with
+// calls with cluster_comm::check or NCCLZ_NCCL_TRY_COMM (ncclz/detail/comm/nccl_wait.hpp), not with
 // NCCLZ_NCCL_TRY; and wait for streams with cluster_comm::synchronize, which watches the
 // communicator for errors while it waits (as nccl-tests does) instead of cudaStreamSynchronize.
 #pragma once
@@ -26,8 +26,8 @@
 #include <string>
 #include <thread>
 
-#include "ncclz/detail/bootstrap_file.hpp"
-#include "ncclz/detail/nccl_wait.hpp"
+#include "ncclz/detail/comm/bootstrap_file.hpp"
+#include "ncclz/detail/comm/nccl_wait.hpp"
 #include "ncclz/error.hpp"
 
 #if defined(NCCLZ_WITH_MPI)
@@ -47,7 +47,7 @@
 
 namespace ncclz {
 
-static_assert(sizeof(ncclUniqueId) == detail::unique_id_bytes, "ncclUniqueId is not 128 bytes in this NCCL");
+static_assert(sizeof(ncclUniqueId) == detail::comm::unique_id_bytes, "ncclUniqueId is not 128 bytes in this NCCL");
 
 namespace detail {
 // NCCLZ_CUDA_TRY is defined only for CUDA compilers (or with NCCLZ_WITH_CUDA_RUNTIME), and this
@@ -65,20 +65,20 @@ inline void bootstrap_cuda_try(cudaError_t status, const char* call) {
 /// with the same rank count (scripts/emulated_cluster.sh gives a fresh one per launch).
 [[nodiscard]] inline ncclUniqueId exchange_unique_id(rank_info who, const std::string& path,
                                                      std::chrono::milliseconds timeout) {
-  detail::validate_rank_info("exchange_unique_id", who);
+  detail::comm::validate_rank_info("exchange_unique_id", who);
   ncclUniqueId id{};
   if (who.nranks == 1) {
     NCCLZ_NCCL_TRY(ncclGetUniqueId(&id));
     return id;
   }
   if (path.empty()) detail::throw_invalid("exchange_unique_id", "empty path with more than one rank");
-  detail::unique_id_blob blob{};
+  detail::comm::unique_id_blob blob{};
   if (who.rank == 0) {
     NCCLZ_NCCL_TRY(ncclGetUniqueId(&id));
     std::memcpy(blob.data(), &id, sizeof id);
-    detail::write_id_file(path, blob, who.nranks);
+    detail::comm::write_id_file(path, blob, who.nranks);
   } else {
-    blob = detail::wait_for_id_file(path, who.nranks, timeout);
+    blob = detail::comm::wait_for_id_file(path, who.nranks, timeout);
     std::memcpy(&id, blob.data(), sizeof id);
   }
   return id;
@@ -224,7 +224,7 @@ class cluster_comm {
   cluster_comm(rank_info who, const ncclUniqueId& id, std::chrono::milliseconds timeout = default_timeout,
                int device = -1)
       : who_(who), timeout_(timeout) {
-    detail::validate_rank_info("cluster_comm", who);
+    detail::comm::validate_rank_info("cluster_comm", who);
     device_ = device >= 0 ? device : select_device(who);
     detail::bootstrap_cuda_try(cudaSetDevice(device_), "cudaSetDevice");
     init(id);
@@ -251,7 +251,7 @@ class cluster_comm {
   void check(ncclResult_t result, const char* call) {
     ensure_usable(call);
     try {
-      detail::nccl_wait(comm_, result, call, timeout_);
+      detail::comm::nccl_wait(comm_, result, call, timeout_);
     } catch (...) {
       abort();
       throw;
@@ -275,7 +275,7 @@ class cluster_comm {
       if (query != ncclSuccess || (state != ncclSuccess && state != ncclInProgress)) {
         const ncclResult_t bad = query != ncclSuccess ? query : state;
         abort();
-        detail::throw_nccl(nullptr, bad, "cluster_comm::synchronize", "communicator aborted");
+        detail::comm::throw_nccl(nullptr, bad, "cluster_comm::synchronize", "communicator aborted");
       }
       if (s == cudaSuccess) return;
       if (std::chrono::steady_clock::now() > deadline) {
@@ -305,7 +305,7 @@ class cluster_comm {
     detail::bootstrap_cuda_try(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
     if (count < 1) throw cuda_error(static_cast<int>(cudaErrorNoDevice), "ncclz::cluster_comm: no CUDA device");
     if (const char* forced = std::getenv("NCCLZ_DEVICE"); forced != nullptr) {
-      const int device = detail::parse_env_int("cluster_comm", "NCCLZ_DEVICE", forced);
+      const int device = detail::comm::parse_env_int("cluster_comm", "NCCLZ_DEVICE", forced);
       if (device >= count) {
         detail::throw_invalid("cluster_comm", "NCCLZ_DEVICE=" + std::to_string(device) + " but this process sees " +
                                                   std::to_string(count) + " CUDA device(s)");
@@ -321,7 +321,7 @@ class cluster_comm {
     const ncclResult_t started = ncclCommInitRankConfig(&comm_, who_.nranks, id, who_.rank, &config);
     if (started != ncclSuccess && started != ncclInProgress) {
       abort();
-      detail::throw_nccl(nullptr, started, "ncclCommInitRankConfig(rank " + std::to_string(who_.rank) + " of " +
+      detail::comm::throw_nccl(nullptr, started, "ncclCommInitRankConfig(rank " + std::to_string(who_.rank) + " of " +
                                                std::to_string(who_.nranks) + ")");
     }
     const auto deadline = std::chrono::steady_clock::now() + timeout_;
@@ -331,7 +331,7 @@ class cluster_comm {
       if (query != ncclSuccess || (state != ncclSuccess && state != ncclInProgress)) {
         const ncclResult_t bad = query != ncclSuccess ? query : state;
         abort();
-        detail::throw_nccl(nullptr, bad,
+        detail::comm::throw_nccl(nullptr, bad,
                            "ncclCommInitRankConfig(rank " + std::to_string(who_.rank) + " of " +
                                std::to_string(who_.nranks) + ")",
                            "reported by ncclCommGetAsyncError; communicator aborted");
@@ -356,10 +356,10 @@ class cluster_comm {
     }
   }
 
-  // Finalize, then destroy; abort instead when that fails or hangs (detail::finalize_or_abort).
+  // Finalize, then destroy; abort instead when that fails or hangs (detail::comm::finalize_or_abort).
   void release() noexcept {
     if (comm_ == nullptr || aborted_) return;
-    if (!detail::finalize_or_abort(comm_, timeout_)) aborted_ = true;
+    if (!detail::comm::finalize_or_abort(comm_, timeout_)) aborted_ = true;
     comm_ = nullptr;
   }
 

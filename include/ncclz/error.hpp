@@ -76,7 +76,7 @@ namespace detail {
   if (last_error != nullptr && last_error[0] != '\0') m += "; last NCCL error: " + std::string(last_error);
   if (status == 7) {
     m += "; the communicator is non-blocking (config.blocking = 0): wait for the call with "
-         "NCCLZ_NCCL_TRY_COMM (ncclz/detail/nccl_wait.hpp) instead";
+         "NCCLZ_NCCL_TRY_COMM (ncclz/detail/comm/nccl_wait.hpp) instead";
   }
   return m;
 }
@@ -109,7 +109,7 @@ namespace detail {
 // NCCL checks. The macros name NCCL only where they are used, so this header does not include
 // nccl.h; a translation unit that makes NCCL calls includes it anyway.
 /// Runs an NCCL call and throws ncclz::nccl_error naming the call on any result but ncclSuccess.
-/// For a non-blocking communicator use NCCLZ_NCCL_TRY_COMM (ncclz/detail/nccl_wait.hpp), which
+/// For a non-blocking communicator use NCCLZ_NCCL_TRY_COMM (ncclz/detail/comm/nccl_wait.hpp), which
 /// waits out ncclInProgress.
 #define NCCLZ_NCCL_TRY(call)                                                                  \
   do {                                                                                        \

@@ -20,7 +20,7 @@
 #include <cstring>
 #include <limits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/format.hpp"
 
 namespace ncclz {

@@ -272,7 +272,7 @@ TEMPLATE_TEST_CASE("device codec is bit-exact with the host reference", "[gpu][c
 template <class Codec, class T>
 std::pair<std::vector<std::byte>, std::vector<std::byte>> reduction_chunks(const T* d_in, std::size_t n, double bound,
                                                                            std::uint32_t ranks) {
-  namespace k = ncclz::kernels;
+  namespace k = ncclz::device::detail;
   namespace dd = ncclz::device::detail;
   using Q = typename Codec::quantizer;
   // As the collectives size a reduction's chunk: no raw fallback bounds it.
@@ -467,7 +467,7 @@ TEMPLATE_TEST_CASE("huffman tiles whose code and escape take over 32 bits code o
   std::uniform_real_distribution<double> uniform(-1, 1);
   // Codes of a few units, and one value in 500 a spike of up to 2^29 codes: its deltas escape in
   // classes of 25-31 bits, each held by a few deltas a tile and so given long codes. The stream
-  // writer puts such a code and its escape in two steps (huffman_tile.cuh, emit_stream).
+  // writer puts such a code and its escape in two steps (tile/huffman/encode.cuh, emit_stream).
   std::vector<double> in(6 * 8192 + 1000);
   for (double& v : in) v = 4e-5 * normal(rng) + (rng() % 500 == 0 ? 1e4 * uniform(rng) : 0.0);
   const std::vector<std::byte> chunk = ncclz::host::compress<Codec>(std::span<const double>(in), 1e-5);

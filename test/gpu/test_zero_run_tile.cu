@@ -1,4 +1,4 @@
-// The zero_run tile mode's device coder (ncclz/device/detail/zero_run_tile.cuh) against the host
+// The zero_run tile mode's device coder (ncclz/device/detail/tile/zero_run/) against the host
 // reference (ncclz/host/zero_run_reference.hpp): test-only kernels quantize each tile on the device,
 // stage its codes, call measure + write (and write the outliers the simple way) and the bytes must
 // be the host's; decode must read the host's tiles to the host's codes and values, and corrupted
@@ -21,7 +21,8 @@
 #include <vector>
 
 #include "ncclz/codec.hpp"
-#include "ncclz/device/detail/zero_run_tile.cuh"
+#include "ncclz/device/detail/tile/zero_run/decode.cuh"
+#include "ncclz/device/detail/tile/zero_run/encode.cuh"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
 #include "ncclz/host/zero_run_reference.hpp"
@@ -32,14 +33,14 @@ namespace {
 
 namespace fmt = ncclz::format;
 namespace zr = ncclz::host::detail::zero_run;
-namespace zrk = ncclz::kernels::zero_run;
-using ncclz::kernels::decode_status;
-using ncclz::kernels::kOutlierCode;
-using ncclz::kernels::kTileThreads;
-using ncclz::kernels::kTileWarps;
-using ncclz::kernels::load_subblock_rows;
-using ncclz::kernels::staged;
-using ncclz::kernels::warp_stage;
+namespace zrk = ncclz::device::detail::tile::zero_run;
+using ncclz::device::detail::decode_status;
+using ncclz::device::detail::kOutlierCode;
+using ncclz::device::detail::kTileThreads;
+using ncclz::device::detail::kTileWarps;
+using ncclz::device::detail::load_subblock_rows;
+using ncclz::device::detail::staged;
+using ncclz::device::detail::warp_stage;
 using ncclz_test::bits_of;
 using ncclz_test::format_error_of;
 using ncclz_test::fresh_seed;

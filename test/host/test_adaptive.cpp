@@ -16,6 +16,8 @@
 #include "ncclz/codec.hpp"
 #include "ncclz/host/reference_codec.hpp"
 #include "ncclz/host/zero_run_reference.hpp"
+#include "ncclz/tuning/adaptive.hpp"
+#include "ncclz/tuning/huffman.hpp"
 #include "test_support.hpp"
 
 namespace {
@@ -103,7 +105,7 @@ TEMPLATE_TEST_CASE("entropy coders: every tile decodes to its quantized values, 
           CAPTURE(t, own, fixed_bytes, static_cast<int>(mode));
           REQUIRE(own <= fixed_bytes);
           if (mode == ncclz::tile_mode::huffman || mode == ncclz::tile_mode::zero_run)
-            REQUIRE(own < ncclz::format::entropy_bar(fixed_bytes));
+            REQUIRE(own < ncclz::tuning::entropy_bar(fixed_bytes));
         }
         // Every coded tile decodes to dequantize(quantize(x)) (outliers: x), whatever its mode; a
         // raw tile to x.
@@ -154,32 +156,32 @@ TEST_CASE("adaptive: zero_run is measured only where half the codes or deltas ar
   namespace fmt = ncclz::format;
   // Half the codes zero, whatever their runs; half the deltas zero in runs of 3 or more on
   // average (arguments: zero codes, zero deltas, runs of zero deltas, elements).
-  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 0, 8192));
-  REQUIRE(fmt::zero_run_worth_trying(4096, 0, 4096, 8192));
-  REQUIRE(fmt::zero_run_worth_trying(0, 4096, 1365, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 4096, 1366, 8192));  // runs of 2.999
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(4095, 4095, 1, 8192));
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(0, 0, 0, 0));
-  REQUIRE(fmt::zero_run_worth_trying(1, 0, 0, 1));
+  REQUIRE(ncclz::tuning::zero_run_worth_trying(4096, 0, 0, 8192));
+  REQUIRE(ncclz::tuning::zero_run_worth_trying(4096, 0, 4096, 8192));
+  REQUIRE(ncclz::tuning::zero_run_worth_trying(0, 4096, 1365, 8192));
+  REQUIRE_FALSE(ncclz::tuning::zero_run_worth_trying(0, 4096, 1366, 8192));  // runs of 2.999
+  REQUIRE_FALSE(ncclz::tuning::zero_run_worth_trying(4095, 4095, 1, 8192));
+  REQUIRE_FALSE(ncclz::tuning::zero_run_worth_trying(0, 0, 0, 0));
+  REQUIRE(ncclz::tuning::zero_run_worth_trying(1, 0, 0, 1));
   // The sample (elements 1, 9, 17, ...) decides alone at 9/16 zero or more and under 7/16.
-  REQUIRE(fmt::selector_sample_size(8192) == 1024);
-  REQUIRE(fmt::selector_sample_size(0) == 0);
-  REQUIRE(fmt::selector_sample_size(1) == 0);
-  REQUIRE(fmt::selector_sample_size(2) == 1);
-  REQUIRE(fmt::selector_sample_size(9) == 1);
-  REQUIRE(fmt::selector_sample_size(10) == 2);
+  REQUIRE(ncclz::tuning::selector_sample_size(8192) == 1024);
+  REQUIRE(ncclz::tuning::selector_sample_size(0) == 0);
+  REQUIRE(ncclz::tuning::selector_sample_size(1) == 0);
+  REQUIRE(ncclz::tuning::selector_sample_size(2) == 1);
+  REQUIRE(ncclz::tuning::selector_sample_size(9) == 1);
+  REQUIRE(ncclz::tuning::selector_sample_size(10) == 2);
   for (std::uint32_t n = 0; n < 100; ++n) {
     std::uint32_t in_sample = 0;
-    for (std::uint32_t e = 0; e < n; ++e) in_sample += fmt::in_selector_sample(e);
-    REQUIRE(fmt::selector_sample_size(n) == in_sample);
+    for (std::uint32_t e = 0; e < n; ++e) in_sample += ncclz::tuning::in_selector_sample(e);
+    REQUIRE(ncclz::tuning::selector_sample_size(n) == in_sample);
   }
-  using fmt::zero_run_sample;
-  REQUIRE(fmt::zero_run_verdict(576, 0, 8192) == zero_run_sample::measure);
-  REQUIRE(fmt::zero_run_verdict(0, 576, 8192) == zero_run_sample::measure);
-  REQUIRE(fmt::zero_run_verdict(575, 575, 8192) == zero_run_sample::count_all);
-  REQUIRE(fmt::zero_run_verdict(448, 0, 8192) == zero_run_sample::count_all);
-  REQUIRE(fmt::zero_run_verdict(447, 447, 8192) == zero_run_sample::skip);
-  REQUIRE(fmt::zero_run_verdict(0, 0, 1) == zero_run_sample::count_all);  // no element in the sample
+  using ncclz::tuning::zero_run_sample;
+  REQUIRE(ncclz::tuning::zero_run_verdict(576, 0, 8192) == zero_run_sample::measure);
+  REQUIRE(ncclz::tuning::zero_run_verdict(0, 576, 8192) == zero_run_sample::measure);
+  REQUIRE(ncclz::tuning::zero_run_verdict(575, 575, 8192) == zero_run_sample::count_all);
+  REQUIRE(ncclz::tuning::zero_run_verdict(448, 0, 8192) == zero_run_sample::count_all);
+  REQUIRE(ncclz::tuning::zero_run_verdict(447, 447, 8192) == zero_run_sample::skip);
+  REQUIRE(ncclz::tuning::zero_run_verdict(0, 0, 1) == zero_run_sample::count_all);  // no element in the sample
   // The host counts the same sample: codes 0 at elements 1, 9, ... only.
   namespace zr = ncclz::host::detail::zero_run;
   std::vector<std::int32_t> codes(8192, 5);
@@ -200,9 +202,9 @@ TEST_CASE("adaptive: a sample near half zero measures zero_run as every element'
   std::vector<std::int32_t> codes(8192);
   for (std::size_t i = 0; i < codes.size(); ++i) codes[i] = static_cast<std::int32_t>(3 * i + 1);
   for (std::size_t i = 1; i < codes.size(); i += 16) codes[i] = codes[i - 1];
-  REQUIRE(2 * zr::sampled_zero_deltas(codes) == fmt::selector_sample_size(8192));
-  REQUIRE(fmt::zero_run_verdict(zr::sampled_zero_codes(codes), zr::sampled_zero_deltas(codes), 8192) == fmt::zero_run_sample::count_all);
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), zr::zero_delta_runs(codes), 8192));
+  REQUIRE(2 * zr::sampled_zero_deltas(codes) == ncclz::tuning::selector_sample_size(8192));
+  REQUIRE(ncclz::tuning::zero_run_verdict(zr::sampled_zero_codes(codes), zr::sampled_zero_deltas(codes), 8192) == ncclz::tuning::zero_run_sample::count_all);
+  REQUIRE_FALSE(ncclz::tuning::zero_run_worth_trying(zr::zero_codes(codes), zr::zero_deltas(codes), zr::zero_delta_runs(codes), 8192));
 }
 
 TEST_CASE("adaptive: near half zero, zero_run is measured where the codes are zero or the zero deltas come in runs",
@@ -219,14 +221,14 @@ TEST_CASE("adaptive: near half zero, zero_run is measured where the codes are ze
   };
   const std::vector<std::int32_t> pairs = from_zero_deltas("zznnzznnnnzznnzz"), quads = from_zero_deltas("zzzznnnnnnnnzzzz");
   for (const auto* codes : {&pairs, &quads}) {
-    REQUIRE(fmt::zero_run_verdict(zr::sampled_zero_codes(*codes), zr::sampled_zero_deltas(*codes), 8192) == fmt::zero_run_sample::count_all);
+    REQUIRE(ncclz::tuning::zero_run_verdict(zr::sampled_zero_codes(*codes), zr::sampled_zero_deltas(*codes), 8192) == ncclz::tuning::zero_run_sample::count_all);
     REQUIRE(zr::zero_deltas(*codes) == 4096);
     REQUIRE(zr::zero_codes(*codes) == 0);
   }
   REQUIRE(zr::zero_delta_runs(pairs) == 7 * 256);  // 16 zeros a block of 32 in 7 runs (14..17 is one)
   REQUIRE(zr::zero_delta_runs(quads) == 3 * 256);  // in 3 (12..19)
-  REQUIRE_FALSE(fmt::zero_run_worth_trying(zr::zero_codes(pairs), zr::zero_deltas(pairs), zr::zero_delta_runs(pairs), 8192));
-  REQUIRE(fmt::zero_run_worth_trying(zr::zero_codes(quads), zr::zero_deltas(quads), zr::zero_delta_runs(quads), 8192));
+  REQUIRE_FALSE(ncclz::tuning::zero_run_worth_trying(zr::zero_codes(pairs), zr::zero_deltas(pairs), zr::zero_delta_runs(pairs), 8192));
+  REQUIRE(ncclz::tuning::zero_run_worth_trying(zr::zero_codes(quads), zr::zero_deltas(quads), zr::zero_delta_runs(quads), 8192));
   // A block boundary starts a run: 64 equal codes are two runs of zero deltas.
   REQUIRE(zr::zero_delta_runs(std::vector<std::int32_t>(64, 5)) == 2);
 
@@ -244,10 +246,10 @@ TEST_CASE("adaptive: near half zero, zero_run is measured where the codes are ze
 }
 
 TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wins and stops the near ties", "[codec][adaptive]") {
-  // format::huffman::gate_tile_bytes decides from a sample whether huffman's estimate is worth
+  // ncclz::tuning::huffman_gate_tile_bytes decides from a sample whether huffman's estimate is worth
   // making. Everywhere, a tile whose estimate is under 15/16 of fixed_length's bar must pass it.
   // Uniform noise at REL 1e-3 is a near tie (huffman within a fraction of a percent of the bar,
-  // either side): there the symbols the sample holds (kGateBitsPerSymbol) must stop the tiles,
+  // either side): there the symbols the sample holds (huffman_policy::gate_bits_per_symbol) must stop the tiles,
   // so that Adaptive does not pay for the whole histogram to keep fixed_length. On the host the
   // gate read 1.0015-1.0165 of the bar on 512 f32 tiles (mean 1.009, sd 0.003): a tile passes
   // about once in 1500, so one of the 8 may (two, about once in 70000 runs); without those bits
@@ -266,7 +268,7 @@ TEST_CASE("adaptive: the huffman gate lets through every tile huffman clearly wi
       const ncclz::quant_params<float> p = ncclz_test::params_for<C>(in, bound);
       for (std::size_t t = 0; t < n / 8192; ++t) {
         const std::span<const float> v(in.data() + t * 8192, 8192);
-        const std::uint64_t bar = ncclz::format::entropy_bar(ncclz::host::detail::fixed_length_tile<C>(v, p).size());
+        const std::uint64_t bar = ncclz::tuning::entropy_bar(ncclz::host::detail::fixed_length_tile<C>(v, p).size());
         const hh::tile_deltas deltas = hh::deltas_of<C>(v, p);
         const std::uint64_t estimate = hh::estimate_tile(deltas, 8192, sizeof(float)).bytes;
         const std::uint64_t gate = hh::gate_tile_bytes(deltas, 8192, sizeof(float));

@@ -1,4 +1,4 @@
-// Host tests of the CUDA-free half of the bootstrap (ncclz/detail/bootstrap_file.hpp): which rank
+// Host tests of the CUDA-free half of the bootstrap (ncclz/detail/comm/bootstrap_file.hpp): which rank
 // am I, from the environment a launcher leaves; and the file through which rank 0 hands the
 // 128-byte ncclUniqueId to the others (atomic write, polling read, timeout). The NCCL half
 // (ncclGetUniqueId, ncclCommInitRankConfig) runs in test/cluster/nccl_smoke.cu on a GPU.
@@ -25,13 +25,13 @@
 #include <utility>
 #include <vector>
 
-#include "ncclz/detail/bootstrap_file.hpp"
+#include "ncclz/detail/comm/bootstrap_file.hpp"
 #include "ncclz/error.hpp"
 
 namespace {
 
 using Catch::Matchers::Contains;
-using ncclz::detail::unique_id_blob;
+using ncclz::detail::comm::unique_id_blob;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
@@ -271,7 +271,7 @@ TEST_CASE("bootstrap file: ranks waiting before rank 0 writes all get its id", "
   for (int r = 1; r < nranks; ++r) {
     readers.emplace_back([&, r] {
       try {
-        got[r - 1] = ncclz::detail::wait_for_id_file(path, nranks, 20s);
+        got[r - 1] = ncclz::detail::comm::wait_for_id_file(path, nranks, 20s);
       } catch (const std::exception& e) {
         failure[r - 1] = e.what();
       }
@@ -279,7 +279,7 @@ TEST_CASE("bootstrap file: ranks waiting before rank 0 writes all get its id", "
   }
   std::this_thread::sleep_for(50ms);  // the readers are polling a path that is not there yet
   CHECK_FALSE(fs::exists(path));
-  ncclz::detail::write_id_file(path, id, nranks);
+  ncclz::detail::comm::write_id_file(path, id, nranks);
   for (auto& t : readers) t.join();
 
   for (int r = 1; r < nranks; ++r) {
@@ -293,9 +293,9 @@ TEST_CASE("bootstrap file: ranks waiting before rank 0 writes all get its id", "
   struct stat st {};
   REQUIRE(::stat(path.c_str(), &st) == 0);
   CHECK((st.st_mode & 0777) == 0600);
-  CHECK(static_cast<std::size_t>(st.st_size) == ncclz::detail::id_file_bytes);
+  CHECK(static_cast<std::size_t>(st.st_size) == ncclz::detail::comm::id_file_bytes);
   // A reader that comes late finds the file at once.
-  CHECK(ncclz::detail::wait_for_id_file(path, nranks, 0ms) == id);
+  CHECK(ncclz::detail::comm::wait_for_id_file(path, nranks, 0ms) == id);
 }
 
 TEST_CASE("bootstrap file: rewriting replaces the id whole", "[bootstrap]") {
@@ -306,8 +306,8 @@ TEST_CASE("bootstrap file: rewriting replaces the id whole", "[bootstrap]") {
   const std::string path = (dir.path() / "id").string();
   for (int i = 0; i < 20; ++i) {
     const unique_id_blob id = random_blob(rng);
-    ncclz::detail::write_id_file(path, id, 2);
-    REQUIRE(ncclz::detail::try_read_id_file(path, 2) == std::optional<unique_id_blob>(id));
+    ncclz::detail::comm::write_id_file(path, id, 2);
+    REQUIRE(ncclz::detail::comm::try_read_id_file(path, 2) == std::optional<unique_id_blob>(id));
   }
   CHECK(dir.entries().size() == 1);
 }
@@ -317,14 +317,14 @@ TEST_CASE("bootstrap file: timeout is an error naming the path and the time", "[
   const std::string path = (dir.path() / "never-written.id").string();
   const auto start = std::chrono::steady_clock::now();
   CHECK_THROWS_MATCHES(
-      ncclz::detail::wait_for_id_file(path, 2, 100ms), ncclz::error,
+      ncclz::detail::comm::wait_for_id_file(path, 2, 100ms), ncclz::error,
       Catch::Matchers::Message("ncclz::exchange_unique_id: timed out after 100 ms waiting for rank 0 to write the NCCL "
                                "unique id to '" + path +
                                "' (is rank 0 running, and do all ranks see the same NCCLZ_BOOTSTRAP_FILE?)"));
   const auto waited = std::chrono::steady_clock::now() - start;
   CHECK(waited >= 100ms);
   CHECK(waited < 5s);
-  CHECK_FALSE(ncclz::detail::try_read_id_file(path, 2).has_value());
+  CHECK_FALSE(ncclz::detail::comm::try_read_id_file(path, 2).has_value());
 }
 
 TEST_CASE("bootstrap file: a file that is not ours, or not for this job, is an error", "[bootstrap]") {
@@ -334,27 +334,27 @@ TEST_CASE("bootstrap file: a file that is not ours, or not for this job, is an e
   id.fill(0x5a);
 
   SECTION("written for another rank count (left by an earlier launch)") {
-    ncclz::detail::write_id_file(path, id, 3);
-    check_throws<ncclz::error>([&] { static_cast<void>(ncclz::detail::wait_for_id_file(path, 4, 1s)); },
+    ncclz::detail::comm::write_id_file(path, id, 3);
+    check_throws<ncclz::error>([&] { static_cast<void>(ncclz::detail::comm::wait_for_id_file(path, 4, 1s)); },
                                "was written for 3 ranks but this job has 4");
   }
   SECTION("some other file") {
     std::ofstream(path) << "hello\n";
-    CHECK_THROWS_WITH(ncclz::detail::wait_for_id_file(path, 2, 1s),
+    CHECK_THROWS_WITH(ncclz::detail::comm::wait_for_id_file(path, 2, 1s),
                       Contains("is not an ncclz bootstrap file (6 bytes)"));
   }
   SECTION("right size, wrong magic") {
-    std::ofstream(path, std::ios::binary) << std::string(ncclz::detail::id_file_bytes, 'x');
-    CHECK_THROWS_WITH(ncclz::detail::try_read_id_file(path, 2), Contains("is not an ncclz bootstrap file"));
+    std::ofstream(path, std::ios::binary) << std::string(ncclz::detail::comm::id_file_bytes, 'x');
+    CHECK_THROWS_WITH(ncclz::detail::comm::try_read_id_file(path, 2), Contains("is not an ncclz bootstrap file"));
   }
   SECTION("too long") {
-    ncclz::detail::write_id_file(path, id, 2);
+    ncclz::detail::comm::write_id_file(path, id, 2);
     std::ofstream(path, std::ios::binary | std::ios::app) << 'x';
-    CHECK_THROWS_WITH(ncclz::detail::try_read_id_file(path, 2), Contains("145+ bytes"));
+    CHECK_THROWS_WITH(ncclz::detail::comm::try_read_id_file(path, 2), Contains("145+ bytes"));
   }
   SECTION("a folder that is not there") {
     const std::string nowhere = (dir.path() / "missing" / "id").string();
-    check_throws<ncclz::error>([&] { ncclz::detail::write_id_file(nowhere, id, 2); },
+    check_throws<ncclz::error>([&] { ncclz::detail::comm::write_id_file(nowhere, id, 2); },
                                "cannot create '" + nowhere + ".tmp.");
   }
 }

@@ -1,4 +1,4 @@
-// Host tests of the hierarchical collectives' arithmetic (detail/hier/node_map.hpp): node maps
+// Host tests of the hierarchical collectives' arithmetic (detail/comm/node_map.hpp): node maps
 // from gathered keys and their validation, NCCLZ_NODE's text, the shards of a node's ranks, the
 // block orders of reduce_scatter and allgather, and the bound of a hierarchical sum.
 #include <catch2/catch.hpp>
@@ -8,11 +8,11 @@
 #include <string>
 #include <vector>
 
-#include "ncclz/detail/hier/node_map.hpp"
+#include "ncclz/detail/comm/node_map.hpp"
 #include "ncclz/error.hpp"
 
 namespace {
-using namespace ncclz::detail::hier;
+using namespace ncclz::detail::comm;
 
 std::vector<std::uint64_t> keys_of(const std::vector<int>& ids) {
   std::vector<std::uint64_t> k;

@@ -19,6 +19,7 @@
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"  // the element types and their conversions
 #include "ncclz/host/reference_codec.hpp"  // find_range
+#include "ncclz/tuning/adaptive.hpp"
 
 namespace ncclz_test {
 
@@ -144,7 +145,7 @@ inline std::vector<float> half_zero_codes(std::size_t tiles, std::mt19937_64& g)
   std::uniform_real_distribution<float> u(0.25f, 1.0f);
   std::vector<float> v(tiles * ncclz::format::kTileElements);
   for (std::size_t i = 0; i < v.size(); ++i) {
-    const bool sampled = ncclz::format::in_selector_sample(static_cast<std::uint32_t>(i % ncclz::format::kTileElements));
+    const bool sampled = ncclz::tuning::in_selector_sample(static_cast<std::uint32_t>(i % ncclz::format::kTileElements));
     v[i] = (sampled ? (i / 8) % 2 == 0 : zero(g)) ? 0.0f : (g() % 2 ? 1.0f : -1.0f) * u(g);
   }
   return v;

@@ -93,10 +93,10 @@ bytes check_round_trip(const std::vector<T>& in, const ncclz::quant_params<T>& p
   check_decodes<Codec>(tile, in, p);
   const zr::tile_codes c = zr::codes_of<Codec>(values, p);
   // Where one predictor leaves at least half the values zero and clearly more than the other,
-  // the encoder measures that one alone (measured_predictors, detail/zero_run_format.hpp): the
+  // the encoder measures that one alone (measured_predictors, format/zero_run.hpp): the
   // other's tile may come out smaller there, small tiles most of all (seed 0x202595a0541f5a08:
   // 257 bf16 values, 56 bytes under codes against the 64 chosen under deltas).
-  const std::uint32_t measured = zr::shared::measured_predictors(zr::zero_codes(c.codes), zr::zero_deltas(c.codes),
+  const std::uint32_t measured = ncclz::format::zero_run::measured_predictors(zr::zero_codes(c.codes), zr::zero_deltas(c.codes),
                                                                  static_cast<std::uint32_t>(in.size()));
   for (const zr::predictor pred : {zr::predictor::codes, zr::predictor::deltas}) {
     const bytes forced = zr::encode_tile_with<T>(values, c, pred);

@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/format.hpp"
 
 namespace ncclz::detail {

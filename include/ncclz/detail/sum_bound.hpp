@@ -14,7 +14,7 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/quantizer.hpp"
 
 namespace ncclz::detail {

@@ -24,7 +24,8 @@
 
 #include "ncclz/codec.hpp"
 #include "ncclz/detail/validate.hpp"
-#include "ncclz/device/detail/codec_kernels.cuh"
+#include "ncclz/device/detail/decode_kernel.cuh"
+#include "ncclz/device/detail/encode_kernel.cuh"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
 
@@ -38,15 +39,18 @@ template <class T, class Codec = void>
 constexpr std::size_t max_compressed_bytes(std::size_t count) {
   detail::validate_count<T>("max_compressed_bytes", count);
   std::size_t bytes = format::max_chunk_bytes(count, sizeof(T));
-  if constexpr (!std::is_void_v<Codec>) bytes += ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(count);
+  if constexpr (!std::is_void_v<Codec>) bytes += device::detail::step_table_bytes<typename Codec::quantizer, T>(count);
   return bytes;
 }
 
+}  // namespace ncclz
+
+// The host side of the device API shares its namespace with the kernels (device/detail/), so it
+// sits in the architecture-keyed namespace too (config.hpp): one ncclz::device, never two.
+NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace device {
 
 namespace detail {
-using ncclz::kernels::decode_report;
-using ncclz::kernels::range_keys;
 
 struct workspace_layout {
   std::size_t report;       ///< decode_report
@@ -135,7 +139,6 @@ inline void check_chunk(const char* fn, const char* name, const void* p) {
 namespace detail {
 /// Throws format_error saying what a decode reported, if it reported anything.
 inline void throw_if_failed(const char* fn, const decode_report& r) {
-  using ncclz::kernels::decode_status;
   const char* what = nullptr;
   switch (static_cast<decode_status>(r.status)) {
     case decode_status::ok: return;
@@ -188,22 +191,22 @@ inline void reset_tile_words(void* d_workspace, std::size_t count, cudaStream_t 
 template <class T>
 void launch_range(const T* d_in, std::size_t count, range_keys* range, cudaStream_t stream) {
   if (count == 0) return;
-  const std::size_t blocks = (count + ncclz::kernels::kRangeThreads - 1) / ncclz::kernels::kRangeThreads;
+  const std::size_t blocks = (count + detail::kRangeThreads - 1) / detail::kRangeThreads;
   const int grid = static_cast<int>(std::min<std::size_t>(blocks, std::size_t(sm_count()) * 8));
-  ncclz::kernels::range_kernel<T><<<grid, ncclz::kernels::kRangeThreads, 0, stream>>>(d_in, count, range);
+  detail::range_kernel<T><<<grid, detail::kRangeThreads, 0, stream>>>(d_in, count, range);
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
 /// Writes the maxima of d_in's scale blocks, then their overall maximum, at `block_max`
 /// (scale_count(count) + 1 doubles); returns where the encoder finds them.
 template <class T>
-ncclz::kernels::block_scales launch_block_max(const T* d_in, std::size_t count, double* block_max, cudaStream_t stream) {
+detail::block_scales launch_block_max(const T* d_in, std::size_t count, double* block_max, cudaStream_t stream) {
   const std::uint64_t blocks = format::scale_count(count);
   NCCLZ_CUDA_TRY(cudaMemsetAsync(block_max + blocks, 0, sizeof(double), stream));
   if (count > 0) {
-    constexpr std::uint64_t kWarps = ncclz::kernels::kBlockMaxThreads / 32;
+    constexpr std::uint64_t kWarps = detail::kBlockMaxThreads / 32;
     const int grid = static_cast<int>(std::min<std::uint64_t>((blocks + kWarps - 1) / kWarps, std::uint64_t(sm_count()) * 8));
-    ncclz::kernels::block_max_kernel<T><<<grid, ncclz::kernels::kBlockMaxThreads, 0, stream>>>(d_in, count, block_max,
+    detail::block_max_kernel<T><<<grid, detail::kBlockMaxThreads, 0, stream>>>(d_in, count, block_max,
                                                                                               block_max + blocks);
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -217,13 +220,13 @@ void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_
                    const range_keys* range, double bound, cudaStream_t stream) {
   const workspace_layout l = layout_for(count);
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
-  ncclz::kernels::block_scales scales{};
+  detail::block_scales scales{};
   if constexpr (is_blockwise_v<typename Codec::quantizer>) {
     scales = launch_block_max(d_in, count, reinterpret_cast<double*>(static_cast<std::byte*>(d_workspace) + l.block_max), stream);
   }
-  prefer_shared_memory(ncclz::kernels::encode_kernel<Codec, T>);
-  launch_dependent(ncclz::kernels::encode_kernel<Codec, T>, tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, stream,
-                   ncclz::kernels::value_source<T>{d_in}, std::uint64_t{count}, static_cast<std::byte*>(d_out), d_size, range,
+  prefer_shared_memory(detail::encode_kernel<Codec, T>);
+  launch_dependent(detail::encode_kernel<Codec, T>, tiles > 0 ? tiles : 1u, detail::kTileThreads, stream,
+                   detail::value_source<T>{d_in}, std::uint64_t{count}, static_cast<std::byte*>(d_out), d_size, range,
                    bound, 1u, reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(d_workspace) + l.tile_words), scales);
 }
 
@@ -233,8 +236,8 @@ void launch_encode(void* d_workspace, const T* d_in, std::size_t count, void* d_
 template <class Codec, class T, class Sink>
 void launch_decode_kernel(const std::byte* in, std::uint64_t capacity, Sink out, std::uint64_t count, decode_report* report,
                           cudaStream_t stream) {
-  auto* kernel = ncclz::kernels::decode_kernel<Codec, T, Sink>;
-  constexpr std::size_t shared_bytes = sizeof(ncclz::kernels::decode_shared<typename Codec::coder>);
+  auto* kernel = detail::decode_kernel<Codec, T, Sink>;
+  constexpr std::size_t shared_bytes = sizeof(detail::decode_shared<typename Codec::coder>);
   // Once a device (the attributes stay there), not host calls before every launch.
   static std::atomic<std::uint64_t> ready{0};  // bit d: set on device d
   int device = 0;
@@ -246,7 +249,7 @@ void launch_decode_kernel(const std::byte* in, std::uint64_t capacity, Sink out,
     ready.fetch_or(bit, std::memory_order_release);
   }
   const auto tiles = static_cast<unsigned>(format::tile_count(count));
-  kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, shared_bytes, stream>>>(in, capacity, out, count, report);
+  kernel<<<tiles > 0 ? tiles : 1u, detail::kTileThreads, shared_bytes, stream>>>(in, capacity, out, count, report);
   NCCLZ_CUDA_TRY(cudaGetLastError());
 }
 
@@ -255,7 +258,7 @@ template <class Codec, class T>
 void launch_decode(const void* d_in, std::size_t in_capacity, T* d_out, std::size_t count, decode_report* report,
                    cudaStream_t stream) {
   launch_decode_kernel<Codec, T>(static_cast<const std::byte*>(d_in), in_capacity,
-                                 ncclz::kernels::value_sink<typename Codec::quantizer, T>{d_out}, count, report, stream);
+                                 detail::value_sink<typename Codec::quantizer, T>{d_out}, count, report, stream);
 }
 
 template <class Codec, class T>
@@ -322,4 +325,4 @@ inline void throw_if_decode_failed(const void* d_workspace, cudaStream_t stream 
 }
 
 }  // namespace device
-}  // namespace ncclz
+NCCLZ_END_KERNEL_NAMESPACE

@@ -1,10 +1,10 @@
 // The huffman tile mode (docs/format.md, "Huffman tile"): the host reference, plain sequential C++.
 //
-// The reference the device Huffman coder (device/detail/huffman_tile.cuh) matches bit for bit,
+// The reference the device Huffman coder (device/detail/tile/huffman/) matches bit for bit,
 // the way reference_codec.hpp is the oracle of the fixed-length coder: same histogram, same
 // alphabet choice, same length-limited canonical codebook, same bytes. reference_codec.hpp calls it
 // for the coders that try huffman tiles (EntropyCoder<Huffman>, <Adaptive>); the layout and the
-// integer rules both sides share are in detail/huffman_format.hpp.
+// integer rules both sides share are in format/huffman.hpp.
 //
 // What makes the layout fit a GPU: a tile's 8192 codes are cut into 32 sub-blocks of 256 (64 of
 // 128 where the stream is wide), each a self-contained bit stream whose length is stored, so the
@@ -28,10 +28,11 @@
 #include "ncclz/codec.hpp"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
-#include "ncclz/detail/huffman_format.hpp"
+#include "ncclz/format/huffman.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"
 #include "ncclz/host/detail/subblocks.hpp"  // detail::subblock_count
 #include "ncclz/host/detail/tile_bytes.hpp"  // detail::put, get, bit_width, corrupt_tile
+#include "ncclz/tuning/huffman.hpp"
 
 namespace ncclz::host::detail::huffman {
 
@@ -119,12 +120,12 @@ inline std::uint64_t estimated_bits(const std::array<std::uint32_t, kMaxSymbols>
   return entropy + ((extra + kBitsPerCodeLength * counts.size()) << 16);
 }
 
-/// Adaptive's gate (format::huffman::gate_tile_bytes): the bytes a huffman tile of these deltas
+/// Adaptive's gate (tuning::huffman_gate_tile_bytes): the bytes a huffman tile of these deltas
 /// is estimated at from the sample of them the gate counts.
 inline std::uint64_t gate_tile_bytes(const tile_deltas& d, std::uint32_t elements, std::uint32_t value_bytes) {
   std::array<std::uint32_t, kMaxSymbols> hist{};
   for (std::size_t j = 0; j < d.zigzagged.size(); ++j) {
-    if (format::in_selector_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
+    if (tuning::in_selector_sample(static_cast<std::uint32_t>(j + 1))) ++hist[symbol_of(d.zigzagged[j], kMaxLiterals)];  // element j + 1
   }
   std::uint64_t sum_c_log_c = 0, extra = 0;
   std::uint32_t symbols = 0;
@@ -133,7 +134,7 @@ inline std::uint64_t gate_tile_bytes(const tile_deltas& d, std::uint32_t element
     symbols += hist[s] > 0;
     if (s >= kMaxLiterals) extra += std::uint64_t{hist[s]} * escape_bits(class_width(s, kMaxLiterals), kMaxLiterals);
   }
-  return format::huffman::gate_tile_bytes(sum_c_log_c, extra, symbols, elements,
+  return tuning::huffman_gate_tile_bytes(sum_c_log_c, extra, symbols, elements,
                                           static_cast<std::uint32_t>(d.outlier_index.size()), value_bytes);
 }
 

@@ -23,6 +23,7 @@
 #include "ncclz/host/detail/tile_bytes.hpp"
 #include "ncclz/host/huffman_reference.hpp"
 #include "ncclz/host/zero_run_reference.hpp"
+#include "ncclz/tuning/adaptive.hpp"
 
 namespace ncclz::host {
 
@@ -104,7 +105,7 @@ std::vector<std::byte> fixed_length_tile(std::span<const T> values, const quant_
 }
 
 /// Appends one tile at `at`; returns its size in bytes. The tile is the smallest of the modes the
-/// coder tries, where a huffman or zero_run tile must come under format::entropy_bar of the
+/// coder tries, where a huffman or zero_run tile must come under tuning::entropy_bar of the
 /// fixed_length one to replace it, or raw when that is no larger; ties go to the earlier mode
 /// (fixed_length, huffman, zero_run). As on the device, zero_run is measured before huffman's
 /// codebook is built, and that is built only when its estimate (and, for Adaptive, its gate's
@@ -127,16 +128,16 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
   };
   if constexpr (Coder::tries_fixed_length) {
     consider(fixed_length_tile<Codec>(values, p, block_p));
-    bar = format::entropy_bar(best.size());
+    bar = tuning::entropy_bar(best.size());
   }
   std::vector<std::byte> zero_run_tile;  // empty: not measured
   if constexpr (Coder::tries_zero_run) {
     const zero_run::tile_codes c = zero_run::codes_of<Codec>(values, p, block_p);
-    const format::zero_run_sample verdict =
-        format::zero_run_verdict(zero_run::sampled_zero_codes(c.codes), zero_run::sampled_zero_deltas(c.codes), elements);
-    if (std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == format::zero_run_sample::measure ||
-        (verdict == format::zero_run_sample::count_all &&
-         format::zero_run_worth_trying(zero_run::zero_codes(c.codes), zero_run::zero_deltas(c.codes),
+    const tuning::zero_run_sample verdict =
+        tuning::zero_run_verdict(zero_run::sampled_zero_codes(c.codes), zero_run::sampled_zero_deltas(c.codes), elements);
+    if (std::is_same_v<typename Coder::strategy, ZeroRun> || verdict == tuning::zero_run_sample::measure ||
+        (verdict == tuning::zero_run_sample::count_all &&
+         tuning::zero_run_worth_trying(zero_run::zero_codes(c.codes), zero_run::zero_deltas(c.codes),
                                        zero_run::zero_delta_runs(c.codes), elements))) {
       zero_run_tile = zero_run::encode_tile_with<T>(values, c, zero_run::choose_predictor(c.codes));
     }
@@ -147,7 +148,7 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
       return (!have || bytes < bar) && (zero_run_tile.empty() || bytes < zero_run_tile.size());
     };
     // Adaptive estimates only where its gate's sample does not already put huffman over what it
-    // must beat (format::huffman::gate_tile_bytes).
+    // must beat (tuning::huffman_gate_tile_bytes).
     if (!Coder::tries_fixed_length || beats_the_others(huffman::gate_tile_bytes(d, elements, sizeof(T)))) {
       const huffman::tile_estimate e = huffman::estimate_tile(d, elements, sizeof(T));
       if (beats_the_others(e.bytes)) consider(huffman::encode_tile_with<T>(values, d, e.literals));

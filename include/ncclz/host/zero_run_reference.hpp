@@ -15,8 +15,8 @@
 // is an exact integer bit count, ties to the smaller id.
 //
 // The layout, the choices, a sub-block's bits and its decoding with every check are the shared
-// __host__ __device__ code of ncclz/detail/zero_run_format.hpp, which the device coder
-// (ncclz/device/detail/zero_run_tile.cuh) runs too: what is here is the sequential frame around it
+// __host__ __device__ code of ncclz/format/zero_run.hpp, which the device coder
+// (ncclz/device/detail/tile/zero_run/) runs too: what is here is the sequential frame around it
 // (quantizing, the predictor over the whole tile, the headers, outliers, error messages).
 #pragma once
 
@@ -28,40 +28,40 @@
 #include <string>
 #include <vector>
 
-#include "ncclz/detail/zero_run_format.hpp"
+#include "ncclz/format/zero_run.hpp"
 #include "ncclz/error.hpp"
 #include "ncclz/format.hpp"
 #include "ncclz/host/detail/bit_stream.hpp"  // detail::bit_writer, peek_bits
 #include "ncclz/host/detail/subblocks.hpp"   // detail::kSubblockElements, subblock_count
 #include "ncclz/codec.hpp"
 #include "ncclz/host/detail/tile_bytes.hpp"   // detail::put, get, corrupt_tile
+#include "ncclz/tuning/adaptive.hpp"
 
 namespace ncclz::host::detail::zero_run {
 
-namespace shared = ncclz::detail::zero_run;
 
 using detail::kSubblockElements;
 using detail::subblock_count;
-using shared::choice;
-using shared::kCountBits;
-using shared::kDense;
-using shared::kFormBits;
-using shared::kGroupElements;
-using shared::kMagnitudeFormBits;
-using shared::kMagnitudeGroups;
-using shared::kMaxRice;
-using shared::kMaxStoredMagnitude;
-using shared::kMaxSubblockBits;
-using shared::kSignModeBits;
-using shared::kTileMode;
-using shared::kTileSubblocks;
-using shared::kWidthBits;
-using shared::max_tile_bytes;
-using shared::predictor;
-using shared::sign_mode;
-using shared::tile_layout;
-using shared::tile_layout_of;
-using shared::zero_run_header;
+using format::zero_run::choice;
+using format::zero_run::kCountBits;
+using format::zero_run::kDense;
+using format::zero_run::kFormBits;
+using format::zero_run::kGroupElements;
+using format::zero_run::kMagnitudeFormBits;
+using format::zero_run::kMagnitudeGroups;
+using format::zero_run::kMaxRice;
+using format::zero_run::kMaxStoredMagnitude;
+using format::zero_run::kMaxSubblockBits;
+using format::zero_run::kSignModeBits;
+using format::zero_run::kTileMode;
+using format::zero_run::kTileSubblocks;
+using format::zero_run::kWidthBits;
+using format::zero_run::max_tile_bytes;
+using format::zero_run::predictor;
+using format::zero_run::sign_mode;
+using format::zero_run::tile_layout;
+using format::zero_run::tile_layout_of;
+using format::zero_run::zero_run_header;
 
 /// A tile's quantization codes (0 for an outlier) and its outliers.
 struct tile_codes {
@@ -90,7 +90,7 @@ inline std::vector<std::uint32_t> predicted(std::span<const std::int32_t> codes,
   std::vector<std::uint32_t> z(codes.size());
   std::int32_t prev = codes.empty() ? 0 : codes[0];
   for (std::size_t i = 0; i < codes.size(); ++i) {
-    z[i] = shared::predict(codes[i], prev, pred);
+    z[i] = format::zero_run::predict(codes[i], prev, pred);
     prev = codes[i];
   }
   return z;
@@ -104,7 +104,7 @@ struct span_values {
 
 /// Bits of `values` stored as groups of 32, each a 6-bit width and the values in that width.
 inline std::uint64_t grouped_bits(std::span<const std::uint32_t> values) {
-  shared::grouped_counter g;
+  format::zero_run::grouped_counter g;
   for (const std::uint32_t v : values) g.add(v);
   return g.bits();
 }
@@ -113,27 +113,27 @@ inline std::uint64_t grouped_bits(std::span<const std::uint32_t> values) {
 inline std::uint32_t min_magnitude(std::span<const std::uint32_t> values) {
   std::uint32_t least = 0;
   for (const std::uint32_t z : values) {
-    if (z != 0 && (least == 0 || shared::magnitude(z) < least)) least = shared::magnitude(z);
+    if (z != 0 && (least == 0 || format::zero_run::magnitude(z) < least)) least = format::zero_run::magnitude(z);
   }
   return least == 0 ? 1 : least;
 }
 
 inline std::uint64_t rice_bits(std::span<const std::uint32_t> values, std::uint32_t k) {
   std::uint64_t bits = 0;
-  for (const std::uint32_t v : values) bits += shared::rice_code_bits(v, k);
+  for (const std::uint32_t v : values) bits += format::zero_run::rice_code_bits(v, k);
   return bits;
 }
 
 /// How a sparse sub-block's magnitudes are stored: Rice(k) for k of 0..14, or groups of 32; the
 /// fewest bits (the form field included), the smaller form on a tie.
 inline choice choose_magnitude_form(std::span<const std::uint32_t> magnitudes) {
-  shared::magnitude_stats m;
+  format::zero_run::magnitude_stats m;
   for (const std::uint32_t v : magnitudes) m.add(v);
-  return shared::choose_magnitude_form(m.sums());
+  return format::zero_run::choose_magnitude_form(m.sums());
 }
 
-inline shared::subblock_sums sums_of(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
-  shared::subblock_stats s(min_mag);
+inline format::zero_run::subblock_sums sums_of(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
+  format::zero_run::subblock_stats s(min_mag);
   for (const std::uint32_t z : values) s.add(z);
   return s.sums();
 }
@@ -141,12 +141,12 @@ inline shared::subblock_sums sums_of(std::span<const std::uint32_t> values, std:
 /// The smallest form for one sub-block's values: exact bit counts, the smaller form on a tie;
 /// 0 bits (no form) when every value is 0.
 inline choice choose_form(std::span<const std::uint32_t> values, std::uint32_t min_mag) {
-  return shared::choose_form(sums_of(values, min_mag));
+  return format::zero_run::choose_form(sums_of(values, min_mag));
 }
 
 /// Writes one sub-block in `form` (nothing for an all-zero one).
 inline void put_subblock(bit_writer& w, std::span<const std::uint32_t> values, std::uint32_t form, std::uint32_t min_mag) {
-  shared::put_subblock(w, span_values{values}, static_cast<std::uint32_t>(values.size()), shared::plan_of(sums_of(values, min_mag), form),
+  format::zero_run::put_subblock(w, span_values{values}, static_cast<std::uint32_t>(values.size()), format::zero_run::plan_of(sums_of(values, min_mag), form),
                        min_mag);
 }
 
@@ -173,9 +173,9 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
     const std::span<const std::uint32_t> part =
         std::span<const std::uint32_t>(z).subspan(b * kSubblockElements, std::min(kSubblockElements, elements - b * kSubblockElements));
     const std::uint64_t start = stream.size();
-    const shared::subblock_sums sums = sums_of(part, min_mag);
-    shared::put_subblock(stream, span_values{part}, static_cast<std::uint32_t>(part.size()),
-                         shared::plan_of(sums, shared::choose_form(sums).form), min_mag);
+    const format::zero_run::subblock_sums sums = sums_of(part, min_mag);
+    format::zero_run::put_subblock(stream, span_values{part}, static_cast<std::uint32_t>(part.size()),
+                         format::zero_run::plan_of(sums, format::zero_run::choose_form(sums).form), min_mag);
     subblock_bits[b] = static_cast<std::uint16_t>(stream.size() - start);  // <= kMaxSubblockBits
   }
   const auto outliers = static_cast<std::uint32_t>(c.outlier_index.size());
@@ -195,7 +195,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_co
 
 /// Codes equal to 0, and elements whose code equals the one before (element 0 counts: its delta
 /// from the tile's base is 0): what the predictor rule and the Adaptive selector's zero_run rule
-/// look at (format::zero_run_worth_trying).
+/// look at (tuning::zero_run_worth_trying).
 inline std::uint32_t zero_codes(std::span<const std::int32_t> codes) {
   return static_cast<std::uint32_t>(std::count(codes.begin(), codes.end(), 0));
 }
@@ -206,7 +206,7 @@ inline std::uint32_t zero_deltas(std::span<const std::int32_t> codes) {
 }
 
 /// Runs of zero deltas (element 0's is zero), counted within each block of 32 elements as the
-/// device's lanes count them (format::zero_run_worth_trying).
+/// device's lanes count them (tuning::zero_run_worth_trying).
 inline std::uint32_t zero_delta_runs(std::span<const std::int32_t> codes) {
   const auto zero_delta = [&](std::size_t i) { return i == 0 || codes[i] == codes[i - 1]; };
   std::uint32_t n = 0;
@@ -215,23 +215,23 @@ inline std::uint32_t zero_delta_runs(std::span<const std::int32_t> codes) {
 }
 
 /// zero_codes and zero_deltas over the selector's sample (elements 1, 9, 17, ...:
-/// format::in_selector_sample), what the Adaptive selector looks at first (format::zero_run_verdict).
+/// tuning::in_selector_sample), what the Adaptive selector looks at first (tuning::zero_run_verdict).
 inline std::uint32_t sampled_zero_codes(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;
-  for (std::size_t i = 0; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == 0;
+  for (std::size_t i = 0; i < codes.size(); ++i) n += tuning::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == 0;
   return n;
 }
 inline std::uint32_t sampled_zero_deltas(std::span<const std::int32_t> codes) {
   std::uint32_t n = 0;  // element 0 is never in the sample: every sampled element has one before it
-  for (std::size_t i = 1; i < codes.size(); ++i) n += format::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == codes[i - 1];
+  for (std::size_t i = 1; i < codes.size(); ++i) n += tuning::in_selector_sample(static_cast<std::uint32_t>(i)) && codes[i] == codes[i - 1];
   return n;
 }
 
-/// The predictor (shared::measured_predictors): the one measured, or of both the one whose stream
+/// The predictor (format::zero_run::measured_predictors): the one measured, or of both the one whose stream
 /// is shorter, codes on a tie.
 inline predictor choose_predictor(std::span<const std::int32_t> codes) {
   const auto elements = static_cast<std::uint32_t>(codes.size());
-  switch (shared::measured_predictors(zero_codes(codes), zero_deltas(codes), elements)) {
+  switch (format::zero_run::measured_predictors(zero_codes(codes), zero_deltas(codes), elements)) {
     case 1u: return predictor::codes;
     case 2u: return predictor::deltas;
     default:
@@ -248,7 +248,7 @@ std::vector<std::byte> encode_tile(std::span<const T> values, const quant_params
   return encode_tile_with<T>(values, c, choose_predictor(c.codes));
 }
 
-/// Word i of a stream (4-byte aligned, a multiple of 4 bytes long), for shared::bit_reader.
+/// Word i of a stream (4-byte aligned, a multiple of 4 bytes long), for format::zero_run::bit_reader.
 struct span_words {
   std::span<const std::byte> stream;
   std::uint32_t operator()(std::uint32_t i) const {
@@ -259,9 +259,9 @@ struct span_words {
 };
 
 /// What a decoder says of a sub-block that fails a check (docs/format.md).
-inline std::string subblock_problem(shared::subblock_error e, std::span<const std::byte> stream, std::uint64_t begin,
+inline std::string subblock_problem(format::zero_run::subblock_error e, std::span<const std::byte> stream, std::uint64_t begin,
                                     std::uint64_t end) {
-  using shared::subblock_error;
+  using format::zero_run::subblock_error;
   const std::string bits = std::to_string(end - begin);
   switch (e) {
     case subblock_error::none: break;
@@ -293,7 +293,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   if (th.mode != kTileMode) corrupt_tile(tile, "is not a zero_run tile");
   if (th.reserved != 0 || zh.reserved0 != 0 || zh.reserved1 != 0) corrupt_tile(tile, "has a nonzero reserved field (zero_run)");
   if (zh.predictor > static_cast<std::uint8_t>(predictor::deltas)) corrupt_tile(tile, "has an unknown zero_run predictor");
-  if (zh.min_magnitude < 1 || zh.min_magnitude > shared::kMaxMinMagnitude) corrupt_tile(tile, "has a zero_run min magnitude outside 1..2^31");
+  if (zh.min_magnitude < 1 || zh.min_magnitude > format::zero_run::kMaxMinMagnitude) corrupt_tile(tile, "has a zero_run min magnitude outside 1..2^31");
   const auto pred = static_cast<predictor>(zh.predictor);
   if (pred == predictor::codes && th.base != 0) corrupt_tile(tile, "has a nonzero base under the codes predictor");
   if (th.outlier_count > elements) corrupt_tile(tile, "has more outliers than elements");
@@ -309,11 +309,11 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   for (std::uint32_t b = 0; b < subblocks; ++b) {
     if (subblock_start[b + 1] == subblock_start[b]) continue;  // every value 0
     const std::uint32_t first = b * kSubblockElements;
-    shared::bit_reader<span_words> r(span_words{stream}, static_cast<std::uint32_t>(subblock_start[b]),
+    format::zero_run::bit_reader<span_words> r(span_words{stream}, static_cast<std::uint32_t>(subblock_start[b]),
                                      static_cast<std::uint32_t>(subblock_start[b + 1]));
     auto sink = [&](std::uint32_t i, std::uint32_t z) { values[first + i] = z; };
-    const shared::subblock_error e = shared::get_subblock(r, std::min(kSubblockElements, elements - first), zh.min_magnitude, sink);
-    if (e != shared::subblock_error::none) {
+    const format::zero_run::subblock_error e = format::zero_run::get_subblock(r, std::min(kSubblockElements, elements - first), zh.min_magnitude, sink);
+    if (e != format::zero_run::subblock_error::none) {
       corrupt_tile(tile, "has a zero_run sub-block " + std::to_string(b) + " that " +
                              subblock_problem(e, stream, subblock_start[b], subblock_start[b + 1]));
     }

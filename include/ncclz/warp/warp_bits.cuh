@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace warp {

@@ -45,21 +45,21 @@ class block_scale_sharing {
     max_ = memory_.as<double>();
     steps_ = max_ + blocks + 1;
     NCCLZ_CUDA_TRY(cudaMemsetAsync(max_ + blocks, 0, sizeof(double), stream));
-    constexpr std::uint64_t kWarps = ncclz::kernels::kBlockMaxThreads / 32;
+    constexpr std::uint64_t kWarps = ncclz::device::detail::kBlockMaxThreads / 32;
     const auto grid_for = [](std::uint64_t items) {
       return static_cast<unsigned>(std::clamp<std::uint64_t>(items, 1, std::uint64_t(device::detail::sm_count()) * 8));
     };
     for (std::size_t r = 0; r < seg.size(); ++r) {
       const std::uint64_t b = format::scale_count(seg[r].count);
       if (b == 0) continue;
-      ncclz::kernels::block_max_kernel<T><<<grid_for((b + kWarps - 1) / kWarps), ncclz::kernels::kBlockMaxThreads, 0, stream>>>(
+      ncclz::device::detail::block_max_kernel<T><<<grid_for((b + kWarps - 1) / kWarps), ncclz::device::detail::kBlockMaxThreads, 0, stream>>>(
           send + seg[r].first, seg[r].count, max_ + first_block_[r], max_ + blocks);
       NCCLZ_CUDA_TRY(cudaGetLastError());
     }
     tp_.enqueue(ncclAllReduce(max_, max_, blocks + 1, ncclFloat64, ncclMax, tp_.comm(), stream), "ncclAllReduce");
     if (blocks > 0) {
-      const std::uint64_t threads = ncclz::kernels::kElementwiseThreads;
-      ncclz::kernels::block_steps_kernel<Q, T><<<grid_for((blocks + threads - 1) / threads), ncclz::kernels::kBlockMaxThreads, 0,
+      const std::uint64_t threads = ncclz::device::detail::kElementwiseThreads;
+      ncclz::device::detail::block_steps_kernel<Q, T><<<grid_for((blocks + threads - 1) / threads), ncclz::device::detail::kBlockMaxThreads, 0,
                                                  stream>>>(max_, blocks, steps_);
       NCCLZ_CUDA_TRY(cudaGetLastError());
     }
@@ -67,7 +67,7 @@ class block_scale_sharing {
   }
 
   /// What the encoder of the chunk starting at element `first` reads the block maxima from.
-  [[nodiscard]] ncclz::kernels::block_scales at(std::uint64_t first) const { return {max_ + block_at(first), max_ + blocks_}; }
+  [[nodiscard]] ncclz::device::detail::block_scales at(std::uint64_t first) const { return {max_ + block_at(first), max_ + blocks_}; }
   /// The steps of the blocks from element `first` on.
   [[nodiscard]] const double* steps_at(std::uint64_t first) const { return steps_ + block_at(first); }
 

@@ -70,7 +70,7 @@ code_reduction reduction_for(const char* fn, ncclRedOp_t op, double bound, int n
 
 /// Grid of the element-wise kernels for `count` elements.
 [[nodiscard]] inline unsigned elementwise_grid(std::size_t count) {
-  const std::size_t blocks = (count + ncclz::kernels::kElementwiseThreads - 1) / ncclz::kernels::kElementwiseThreads;
+  const std::size_t blocks = (count + ncclz::device::detail::kElementwiseThreads - 1) / ncclz::device::detail::kElementwiseThreads;
   return static_cast<unsigned>(std::clamp<std::size_t>(blocks, 1, std::size_t(device::detail::sm_count()) * 8));
 }
 
@@ -99,7 +99,7 @@ class code_reducer {
   template <class T>
   void quantize(const T* in, std::size_t count, std::int32_t* codes, T* values, const device::detail::range_keys* range,
                 const code_reduction& red, std::uint64_t first, cudaStream_t stream) {
-    ncclz::kernels::quantize_kernel<Q, T><<<elementwise_grid(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+    ncclz::device::detail::quantize_kernel<Q, T><<<elementwise_grid(count), ncclz::device::detail::kElementwiseThreads, 0, stream>>>(
         in, count, codes, values, range, red.code_bound, red.limit_ranks, buffers.step, scales_at(first));
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -117,9 +117,9 @@ class code_reducer {
     const auto tiles = static_cast<unsigned>(format::tile_count(count));
     const device::detail::workspace_layout l = device::detail::layout_for(count);
     ctx_.with_call_coder([&]<class C>() {
-      auto kernel = ncclz::kernels::encode_kernel<C, T, Source>;
+      auto kernel = ncclz::device::detail::encode_kernel<C, T, Source>;
       device::detail::prefer_shared_memory(kernel);
-      kernel<<<tiles > 0 ? tiles : 1u, ncclz::kernels::kTileThreads, 0, stream>>>(
+      kernel<<<tiles > 0 ? tiles : 1u, ncclz::device::detail::kTileThreads, 0, stream>>>(
           source, count, out, d_size, ctx_.ws.range_keys(), bound, red.limit_ranks,
           reinterpret_cast<std::uint64_t*>(ctx_.ws.codec() + l.tile_words), scales_at(first));
     });
@@ -131,7 +131,7 @@ class code_reducer {
   void decode_codes(const std::byte* in, std::uint64_t in_bytes, std::size_t count, std::int32_t* codes, void* values,
                     cudaStream_t stream) {
     ctx_.with_call_coder([&]<class C>() {
-      device::detail::launch_decode_kernel<C, T>(in, in_bytes, ncclz::kernels::code_sink<Q, T>{codes, static_cast<T*>(values)}, count,
+      device::detail::launch_decode_kernel<C, T>(in, in_bytes, ncclz::device::detail::code_sink<Q, T>{codes, static_cast<T*>(values)}, count,
                                                  ctx_.ws.report(), stream);
     });
   }
@@ -142,13 +142,13 @@ class code_reducer {
                   std::uint64_t first, cudaStream_t stream) {
     auto* acc_values = static_cast<T*>(buffers.acc_values);
     const auto launch = [&](auto kernel) {
-      kernel<<<elementwise_grid(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(buffers.acc_codes, acc_values, codes,
+      kernel<<<elementwise_grid(count), ncclz::device::detail::kElementwiseThreads, 0, stream>>>(buffers.acc_codes, acc_values, codes,
                                                                                          values, count, steps_at(first), step_shift());
     };
     switch (red.op) {
-      case ncclMin: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::min_op, T>); break;
-      case ncclMax: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::max_op, T>); break;
-      default: launch(ncclz::kernels::accumulate_kernel<ncclz::kernels::sum_op, T>); break;
+      case ncclMin: launch(ncclz::device::detail::accumulate_kernel<ncclz::device::detail::min_op, T>); break;
+      case ncclMax: launch(ncclz::device::detail::accumulate_kernel<ncclz::device::detail::max_op, T>); break;
+      default: launch(ncclz::device::detail::accumulate_kernel<ncclz::device::detail::sum_op, T>); break;
     }
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -158,7 +158,7 @@ class code_reducer {
   template <class T>
   void dequantize(std::size_t count, T* out, std::uint64_t first, cudaStream_t stream, const code_reduction* red = nullptr) {
     const double* steps = red != nullptr && red->coarsen > 1 ? buffers.result_step : steps_at(first);
-    ncclz::kernels::dequantize_kernel<T><<<elementwise_grid(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+    ncclz::device::detail::dequantize_kernel<T><<<elementwise_grid(count), ncclz::device::detail::kElementwiseThreads, 0, stream>>>(
         buffers.acc_codes, static_cast<const T*>(buffers.acc_values), count, steps, out, step_shift());
     NCCLZ_CUDA_TRY(cudaGetLastError());
   }
@@ -169,7 +169,7 @@ class code_reducer {
   void coarsen_result(const code_reduction& red, std::size_t count, cudaStream_t stream) {
     if constexpr (!is_blockwise_v<Q> && !is_lossless_v<Codec>) {
       if (red.coarsen <= 1 || count == 0) return;
-      ncclz::kernels::requantize_kernel<Q, T><<<elementwise_grid(count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(
+      ncclz::device::detail::requantize_kernel<Q, T><<<elementwise_grid(count), ncclz::device::detail::kElementwiseThreads, 0, stream>>>(
           buffers.acc_codes, static_cast<T*>(buffers.acc_values), count, ctx_.ws.range_keys(), red.code_bound, red.bound,
           red.limit_ranks, red.coarsen, buffers.result_step);
       NCCLZ_CUDA_TRY(cudaGetLastError());
@@ -179,7 +179,7 @@ class code_reducer {
  private:
   /// What the encoder of the chunk starting at element `first` reads the block maxima from
   /// (nothing unless blockwise).
-  ncclz::kernels::block_scales scales_at(std::uint64_t first) const {
+  ncclz::device::detail::block_scales scales_at(std::uint64_t first) const {
     if constexpr (is_blockwise_v<Q>) return scales_.at(first);
     else return {};
   }

@@ -28,7 +28,7 @@
 #include "ncclz/communicator_config.hpp"
 #include "ncclz/detail/comm/call_agreement.hpp"
 #include "ncclz/detail/comm/coder_choice.hpp"
-#include "ncclz/detail/comm/header_kernel.cuh"
+#include "ncclz/device/detail/header_kernel.cuh"
 #include "ncclz/detail/comm/phase_clock.cuh"
 #include "ncclz/detail/comm/transport.cuh"
 #include "ncclz/detail/comm/workspace.cuh"
@@ -185,7 +185,7 @@ class context {
     }
     tp.enqueue(ncclAllGather(row, rows, kHeaderWords, ncclUint64, tp.comm(), stream), "ncclAllGather");
     if (range != nullptr) {
-      ncclz::kernels::merge_header_ranges<<<1, 32, 0, stream>>>(rows, nranks(), kHeaderWords, range);
+      ncclz::device::detail::merge_header_ranges<<<1, 32, 0, stream>>>(rows, nranks(), kHeaderWords, range);
       NCCLZ_CUDA_TRY(cudaGetLastError());
     }
     NCCLZ_CUDA_TRY(cudaMemcpyAsync(ws.host_header_rows(), rows, sizeof(std::uint64_t) * kHeaderWords * nranks(),
@@ -214,7 +214,7 @@ class context {
     encode(send, count, ws.chunk(slot), ws.meta_slot(rank(), to), range, bound, stream);
     bound_source = ws.chunk(slot);
     if (config.flip_bit_in_chunks_of_rank == rank()) {  // fault injection: a chunk corrupted in flight
-      ncclz::kernels::flip_chunk_bit<<<1, 1, 0, stream>>>(ws.chunk(slot), ws.meta_slot(rank(), to));
+      ncclz::device::detail::flip_chunk_bit<<<1, 1, 0, stream>>>(ws.chunk(slot), ws.meta_slot(rank(), to));
       NCCLZ_CUDA_TRY(cudaGetLastError());
     }
   }

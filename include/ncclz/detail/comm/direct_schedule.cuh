@@ -138,7 +138,7 @@ class direct_schedule {
     for (int i = 0; i < parts; ++i)
       for (int r = 0; r < n; ++r) part_elements = std::max(part_elements, sub(i, r).count);
     ws.reserve(format::max_fixed_chunk_bytes(part_elements, sizeof(T)) +
-                   ncclz::kernels::step_table_bytes<typename Codec::quantizer, T>(part_elements),
+                   ncclz::device::detail::step_table_bytes<typename Codec::quantizer, T>(part_elements),
                device::workspace_bytes<T>(part_elements), 2 * n * parts, 2 * parts);
     red_.buffers.template reserve<T>(0, part_elements);  // this rank's codes go straight into the sum: none kept
     const cudaStream_t compute = compute_.get();
@@ -173,7 +173,7 @@ class direct_schedule {
         const int p = (me + k) % n;
         const schedule::segment s = sub(i, p);
         device::detail::reset_tile_words(ws.codec(), s.count, compute);
-        red_.template encode_chunk<T>(ncclz::kernels::value_source<T, false>{send + s.first}, s.count, ws.chunk(send_slot(i, p)),
+        red_.template encode_chunk<T>(ncclz::device::detail::value_source<T, false>{send + s.first}, s.count, ws.chunk(send_slot(i, p)),
                                       ws.meta_slot(me, p, i), red, red.code_bound, s.first, compute);
         coded_input += s.count * sizeof(T);
       }
@@ -208,7 +208,7 @@ class direct_schedule {
       } else {
         red_.template coarsen_result<T>(red, mine.count, compute);
         device::detail::reset_tile_words(ws.codec(), mine.count, compute);
-        red_.template encode_chunk<T>(ncclz::kernels::code_source<T>{red_.buffers.acc_codes, acc_values}, mine.count,
+        red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{red_.buffers.acc_codes, acc_values}, mine.count,
                                       ws.chunk(recv_slot(i, me)), ws.meta_slot(me, me, parts + i), red, red.result_code_bound(),
                                       mine.first, compute);
       }

@@ -58,13 +58,13 @@ class lossless_schedule {
       }
     }
     const auto reduce = [&](auto kernel) {
-      kernel<<<elementwise_grid(mine.count), ncclz::kernels::kElementwiseThreads, 0, stream>>>(pieces, largest, n, me,
+      kernel<<<elementwise_grid(mine.count), ncclz::device::detail::kElementwiseThreads, 0, stream>>>(pieces, largest, n, me,
                                                                                               send + mine.first, mine.count, reduced);
     };
     switch (op) {
-      case ncclMin: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::min_op, T>); break;
-      case ncclMax: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::max_op, T>); break;
-      default: reduce(ncclz::kernels::reduce_values_kernel<ncclz::kernels::sum_op, T>); break;
+      case ncclMin: reduce(ncclz::device::detail::reduce_values_kernel<ncclz::device::detail::min_op, T>); break;
+      case ncclMax: reduce(ncclz::device::detail::reduce_values_kernel<ncclz::device::detail::max_op, T>); break;
+      default: reduce(ncclz::device::detail::reduce_values_kernel<ncclz::device::detail::sum_op, T>); break;
     }
     NCCLZ_CUDA_TRY(cudaGetLastError());
     std::uint64_t owner_bytes = 0, owner_sent = 0;

@@ -46,7 +46,7 @@ class ring_schedule {
     workspace& ws = ctx_.ws;
     red_.template coarsen_result<T>(red, mine.count, stream);
     device::detail::reset_tile_words(ws.codec(), mine.count, stream);
-    red_.template encode_chunk<T>(ncclz::kernels::code_source<T>{red_.buffers.acc_codes, static_cast<const T*>(red_.buffers.acc_values)},
+    red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{red_.buffers.acc_codes, static_cast<const T*>(red_.buffers.acc_values)},
                                   mine.count, ws.chunk(me), ws.meta_slot(me, me), red, red.result_code_bound(), mine.first, stream);
     ctx_.exchange_meta(fn, count, stream);  // error_bound stays the ring steps' (the ranks' code bound)
     const exchanged_chunks got = ctx_.exchange_chunks(stream, root);  // no slot free to gather into
@@ -81,7 +81,7 @@ class ring_schedule {
     reduce_buffers& buf = red_.buffers;
     const int n = ctx_.nranks(), me = ctx_.rank();
     const std::uint64_t largest = largest_segment(seg);
-    ws.reserve(format::max_fixed_chunk_bytes(largest, sizeof(T)) + ncclz::kernels::step_table_bytes<Q, T>(largest),
+    ws.reserve(format::max_fixed_chunk_bytes(largest, sizeof(T)) + ncclz::device::detail::step_table_bytes<Q, T>(largest),
                device::workspace_bytes<T>(largest), 2 * n, 1);
     buf.template reserve<T>(count, largest);
     ctx_.start_call(stream);
@@ -107,10 +107,10 @@ class ring_schedule {
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
       if (step > 0) device::detail::reset_tile_words(ws.codec(), out.count, stream);
       if (step == 0) {
-        red_.template encode_chunk<T>(ncclz::kernels::code_source<T>{buf.own_codes + out.first, own_values + out.first}, out.count,
+        red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{buf.own_codes + out.first, own_values + out.first}, out.count,
                                       send_chunk, buf.sizes, red, red.code_bound, out.first, stream);
       } else {
-        red_.template encode_chunk<T>(ncclz::kernels::code_source<T>{buf.acc_codes, acc_values}, out.count, send_chunk, buf.sizes,
+        red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{buf.acc_codes, acc_values}, out.count, send_chunk, buf.sizes,
                                       red, red.code_bound, out.first, stream);
       }
       // The receiver must post the payload's exact size: sizes first, then the payloads.

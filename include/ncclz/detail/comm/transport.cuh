@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "ncclz/detail/nccl_wait.hpp"
+#include "ncclz/detail/comm/nccl_wait.hpp"
 #include "ncclz/error.hpp"
 
 namespace ncclz::detail::comm {

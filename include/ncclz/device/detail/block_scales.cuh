@@ -13,14 +13,14 @@
 #include <cstdint>
 #include <limits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/format.hpp"
 #include "ncclz/quantizer.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 /// Where the encoder finds the maxima of a chunk's scale blocks: block_max[b] for block b of the
 /// chunk, and chunk_max, at least the largest of them (the header's step and error_bound). Null
@@ -177,5 +177,5 @@ __device__ __forceinline__ void quantize_blockwise(const T* __restrict__ in, std
   }
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

@@ -3,10 +3,10 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 /// Why a decode stopped; the first error of a launch is kept (with its tile) in device memory.
 enum class decode_status : std::uint32_t {
@@ -37,5 +37,5 @@ __device__ inline void report(decode_report* r, decode_status s, std::uint32_t t
   if (atomicCAS(&r->status, 0u, static_cast<std::uint32_t>(s)) == 0u) r->tile = tile;
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

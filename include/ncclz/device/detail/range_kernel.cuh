@@ -7,12 +7,12 @@
 #include <cstdint>
 #include <type_traits>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/quantizer.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 /// The bits of a value of T, and its key: 32 bits for the 16-bit types too, since warp shuffles
 /// and atomics work on 32 and 64 bits.
@@ -120,5 +120,5 @@ __global__ void __launch_bounds__(kRangeThreads) range_kernel(const T* __restric
   }
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

@@ -7,11 +7,12 @@
 #include <cstdint>
 
 #include "ncclz/detail/sum_bound.hpp"
-#include "ncclz/device/detail/codec_kernels.cuh"
+#include "ncclz/device/detail/block_scales.cuh"
+#include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/quantizer.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 inline constexpr int kElementwiseThreads = 256;
 
@@ -144,5 +145,5 @@ __global__ void __launch_bounds__(kElementwiseThreads)
   }
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

@@ -9,13 +9,13 @@
 #include <cstdint>
 #include <cstring>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/format.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 /// The bits of a value of the element type (2, 4 or 8 bytes), zero-extended.
 template <class T>
@@ -83,5 +83,5 @@ __device__ __forceinline__ std::uint32_t block_check_sum(std::uint32_t sum, cons
   return warp::sum_of(partials);
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

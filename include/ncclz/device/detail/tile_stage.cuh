@@ -4,12 +4,12 @@
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 inline constexpr int kTileThreads = 256;
 inline constexpr int kTileWarps = kTileThreads / 32;
@@ -76,5 +76,5 @@ __device__ __forceinline__ void load_subblock_rows(const warp_stage* stages, std
   for (int i = 0; i < 32; ++i) z[i] = static_cast<std::uint32_t>(i) < block_count ? row[i] : 0u;
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE

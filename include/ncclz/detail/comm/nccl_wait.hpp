@@ -20,7 +20,7 @@
 
 #include "ncclz/error.hpp"
 
-namespace ncclz::detail {
+namespace ncclz::detail::comm {
 
 /// How long NCCLZ_NCCL_TRY_COMM waits for an operation to be enqueued. Enqueueing can include
 /// connection setup on first use (NCCL connects lazily), so this is generous.
@@ -86,14 +86,14 @@ inline bool finalize_or_abort(ncclComm_t comm, std::chrono::milliseconds timeout
   return true;
 }
 
-}  // namespace ncclz::detail
+}  // namespace ncclz::detail::comm
 
 #if !defined(NCCLZ_PP_STRINGIZE)
 #  define NCCLZ_PP_STRINGIZE_(x) #x
 #  define NCCLZ_PP_STRINGIZE(x) NCCLZ_PP_STRINGIZE_(x)
 #endif
 
-/// Runs an NCCL call on `comm` and finishes it (see ncclz::detail::nccl_wait): right for blocking
-/// and non-blocking communicators alike. Throws ncclz::nccl_error naming the call and its place.
-#define NCCLZ_NCCL_TRY_COMM(comm, call) \
-  ::ncclz::detail::nccl_wait((comm), (call), #call " at " __FILE__ ":" NCCLZ_PP_STRINGIZE(__LINE__))
+/// Runs an NCCL call on `nccl_comm` and finishes it (see ncclz::detail::comm::nccl_wait): right
+/// for blocking and non-blocking communicators alike. Throws ncclz::nccl_error naming the call and its place.
+#define NCCLZ_NCCL_TRY_COMM(nccl_comm, call) \
+  ::ncclz::detail::comm::nccl_wait((nccl_comm), (call), #call " at " __FILE__ ":" NCCLZ_PP_STRINGIZE(__LINE__))

@@ -1,5 +1,5 @@
 // The zero_run tile mode (docs/format.md, "Zero-run tile"): everything the host reference
-// (ncclz/host/zero_run_reference.hpp) and the device coder (ncclz/device/detail/zero_run_tile.cuh)
+// (ncclz/host/zero_run_reference.hpp) and the device coder (ncclz/device/detail/tile/zero_run/)
 // share, as __host__ __device__ code. The layout, the choice of every form, the bits a sub-block
 // writes and the decoding of a sub-block with every check are written once, here, over a value
 // accessor (`values(i)`: the sub-block's i-th zig-zagged value), a bit writer (`put(v, bits)`) and
@@ -14,7 +14,7 @@
 #endif
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/detail/subblocks.hpp"
 #include "ncclz/format.hpp"
 
@@ -34,7 +34,7 @@
 #  define NCCLZ_ZERO_RUN_EXEC_CHECK_DISABLE
 #endif
 
-namespace ncclz::detail::zero_run {
+namespace ncclz::format::zero_run {
 
 using ncclz::detail::kSubblockElements;
 using ncclz::detail::subblock_count;
@@ -64,7 +64,7 @@ enum class predictor : std::uint8_t {
 
 /// Follows the tile header.
 struct zero_run_header {
-  std::uint8_t predictor;       ///< ncclz::detail::zero_run::predictor
+  std::uint8_t predictor;       ///< ncclz::format::zero_run::predictor
   std::uint8_t reserved0;       ///< zero
   std::uint16_t reserved1;      ///< zero
   std::uint32_t min_magnitude;  ///< 1..2^31: sparse sub-blocks store each nonzero's magnitude minus it
@@ -232,7 +232,7 @@ inline constexpr std::uint32_t kRunBits = 8;
 static_assert(kSubblockElements <= (1u << kRunBits), "a run fits 8 bits");
 
 /// What the form choice of a sub-block needs: sums over its values. The host adds them value by
-/// value (subblock_stats); the device with warp reductions (zero_run_tile.cuh); the choice is this
+/// value (subblock_stats); the device with warp reductions (device/detail/tile/zero_run/); the choice is this
 /// code on both. The runs' Rice(k) bits take the sum of r >> k, which is the sum over bits b >= k
 /// of run_bits[b] 2^(b - k), as the magnitudes' do.
 struct subblock_sums {
@@ -651,4 +651,4 @@ NCCLZ_HOST_DEVICE subblock_error get_subblock(Reader& r, std::uint32_t n, std::u
   return r.at_end() ? subblock_error::none : subblock_error::ends_early;
 }
 
-}  // namespace ncclz::detail::zero_run
+}  // namespace ncclz::format::zero_run

@@ -39,7 +39,7 @@ struct rank_info {
   int nranks;
 };
 
-namespace detail {
+namespace detail::comm {
 
 /// Parses the value of environment variable `name` as a non-negative decimal int; throws
 /// invalid_argument naming `function`, the variable and the value otherwise.
@@ -64,7 +64,7 @@ inline void validate_rank_info(const char* function, const rank_info& who) {
   }
 }
 
-}  // namespace detail
+}  // namespace detail::comm
 
 /// This process's rank and the rank count, from the first of these pairs of environment
 /// variables that is set:
@@ -98,7 +98,7 @@ inline void validate_rank_info(const char* function, const rank_info& who) {
       detail::throw_invalid(function, std::string(rank != nullptr ? s.rank : s.size) + " is set but " +
                                           (rank != nullptr ? s.size : s.rank) + " is not");
     }
-    const rank_info who{detail::parse_env_int(function, s.rank, rank), detail::parse_env_int(function, s.size, size)};
+    const rank_info who{detail::comm::parse_env_int(function, s.rank, rank), detail::comm::parse_env_int(function, s.size, size)};
     if (who.nranks < 1) detail::throw_invalid(function, std::string(s.size) + "=0: a job has at least one rank");
     if (who.rank >= who.nranks) {
       detail::throw_invalid(function, std::string(s.rank) + "=" + std::to_string(who.rank) + " is not below " +
@@ -125,7 +125,7 @@ inline void validate_rank_info(const char* function, const rank_info& who) {
   return {};
 }
 
-namespace detail {
+namespace detail::comm {
 
 /// Size of ncclUniqueId (NCCL_UNIQUE_ID_BYTES); bootstrap.hpp checks that the two agree.
 inline constexpr std::size_t unique_id_bytes = 128;
@@ -252,5 +252,5 @@ inline void write_id_file(const std::string& path, const unique_id_blob& id, int
   }
 }
 
-}  // namespace detail
+}  // namespace detail::comm
 }  // namespace ncclz

@@ -17,7 +17,7 @@
 
 #include "ncclz/error.hpp"
 
-namespace ncclz::detail::hier {
+namespace ncclz::detail::comm {
 
 /// FNV-1a of a string: the node key of a host name (or of NCCL_HOSTID where it is set).
 [[nodiscard]] constexpr std::uint64_t node_key_of_name(std::string_view name) noexcept {
@@ -178,4 +178,4 @@ struct block_run {
   return inter_bound + intra_node_rounding(local_size, unit_roundoff, abs_sum);
 }
 
-}  // namespace ncclz::detail::hier
+}  // namespace ncclz::detail::comm

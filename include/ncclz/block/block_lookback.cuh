@@ -1,17 +1,19 @@
 // Single-pass exclusive scan of per-tile byte counts (Merrill & Garland's decoupled look-back, as
 // in CUB's agent_scan): each tile publishes its size, then finds its offset by reading its
-// predecessors' published sizes, so compression writes its output in one pass.
+// predecessors' published sizes, so compression writes its output in one pass. What one thread
+// block calls, by one thread and then one warp, to learn where its tile goes; the tile status words
+// live in global memory, one per block of the grid.
 #pragma once
 
 #include <cuda/atomic>
 
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace block {
 
 /// One word per tile: 2 flag bits and 62 bits of value. Zero means "not published yet".
 class tile_status {
@@ -65,5 +67,5 @@ __device__ inline std::uint64_t lookback_exclusive_prefix(std::uint64_t* words, 
   return exclusive;
 }
 
-}  // namespace kernels
+}  // namespace block
 NCCLZ_END_KERNEL_NAMESPACE

@@ -1,5 +1,5 @@
 // The huffman tile mode's layout and integer rules (docs/format.md, "Huffman tile"), shared by the
-// host reference (host/huffman_reference.hpp) and the device coder (device/detail/huffman_tile.cuh)
+// host reference (host/huffman_reference.hpp) and the device coder (device/detail/tile/huffman/)
 // so both compute the same alphabet, sizes and estimates. Everything here is constexpr and integer
 // only: device code uses it through --expt-relaxed-constexpr and gets the same bits.
 #pragma once
@@ -141,59 +141,6 @@ constexpr std::uint64_t estimated_tile_bytes(std::uint64_t estimated_bits, std::
   return tile_layout_of(symbols, tile_subblocks(elements, halves_subblocks(stream_bits, elements)), stream_bits, outliers,
                         value_bytes)
       .total;
-}
-
-/// Adaptive's gate before the huffman estimate: the coded deltas of the selector's sample
-/// (format::in_selector_sample: elements 1, 9, 17, ...), counted under 256 literals. Only where
-/// the sample's estimate (gate_tile_bytes) comes under what huffman must beat is the whole tile
-/// counted and estimated. Counting every delta was most of the selector's time where it keeps
-/// fixed_length (smooth field at REL 1e-4: Adaptive encoded at 441 GB/s, FixedLength at 710). An
-/// eighth, not a quarter: the same speed, and on the tiled fields it stops no tile that huffman
-/// wins (a quarter stopped 3 of 2048 at REL 1e-4; docs/design.md).
-///
-/// The gate's estimate is raised by 1/kGateMarginDivisor (0.8%), about the sampling error of a
-/// 1024-delta entropy: a tile whose sample comes that close to the bar is a tie that huffman
-/// would win by less, if at all. Host, the bench's inputs and the fields at REL 1e-3 and 1e-4
-/// (docs/design.md): on 16-bit noise at 1e-4 the gate passed 31-56% of tiles, each
-/// turned down by the estimate, and now passes 1 of 512 (bf16) and none (f16); no chunk of any
-/// input changes size. Binning the sample under 64 literals read it closer, but lost 8-29% on
-/// 16-bit fields at 1e-4, whose deltas sit on a few values inside a width class.
-inline constexpr std::uint64_t kGateMarginDivisor = 128;
-
-/// Bits the gate adds to its estimate for each symbol its sample holds (under 256 literals): 4
-/// for the code length the tile stores for it, and 6 for the entropy the sample misses. An
-/// order-0 entropy of S deltas over K symbols reads low by about (K - 1) / (2 S ln 2) bits a
-/// delta (Miller-Madow), 0.72 bits a symbol over the sample, 5.8 over a tile 8 times its size.
-/// Without it the gate read f32 noise at REL 1e-3 2.5% under the bar and passed every tile, which
-/// the estimate then turned down (0.3% over the bar): Adaptive counted the whole histogram only to
-/// keep fixed_length, 24% slower than FixedLength. With it (host,
-/// docs/design.md), noise at REL 1e-3 passes no tile of f32, bf16
-/// or f16; f32 noise at 2e-3, where huffman wins 100 of 512 tiles by a hair, keeps fixed_length
-/// for all of them (0.7% of the chunk); on the 13 fields at REL 1e-3 and 1e-4 (f32, bf16, f16) no
-/// chunk stops more than one tile the gate let through before (0.29% of the chunk at most), and
-/// no tile huffman wins by more than 1/16 of the bar. 12 bits stopped more of the fields
-/// (uv300_V f32 at 1e-3: 2.1% of the chunk), 8 bits let 51 of 512 f32 noise tiles at 1e-3 through.
-inline constexpr std::uint64_t kGateBitsPerSymbol = 10;
-
-/// The gate's estimate of a huffman tile of `elements` values from its sample
-/// (selector_sample_size(elements) deltas, each coded) under 256 literals: the sample's order-0
-/// entropy (S lg S - `sum_c_log_c`, 16.16, for S sampled deltas) and escape bits (`extra`) scaled
-/// to the tile's coded deltas, kGateBitsPerSymbol for each of the `symbols` the sample holds, in a
-/// tile of one stored code length, plus the margin.
-constexpr std::uint64_t gate_tile_bytes(std::uint64_t sum_c_log_c, std::uint64_t extra, std::uint32_t symbols,
-                                        std::uint32_t elements, std::uint32_t outliers, std::uint32_t value_bytes) {
-  const std::uint64_t coded = elements > 0 ? elements - 1 : 0;
-  const std::uint32_t sampled = selector_sample_size(elements);
-  const std::uint64_t entropy = sampled == 0 ? 0 : std::uint64_t{sampled} * log2_fixed(sampled) - sum_c_log_c;
-  // A full tile samples 1024 deltas: a shift then, not a 64-bit division (the same quotient; every
-  // thread of every tile works this out on the device).
-  constexpr std::uint32_t kFullSample = format::kTileElements / kSelectorStride;
-  static_assert(kFullSample == 1024u, "a full tile's sample scales by a shift of 10");
-  const std::uint64_t scaled = (entropy + (extra << 16)) * coded;
-  const std::uint64_t sample_bits = sampled == 0 ? 0 : (sampled == kFullSample ? scaled >> 10 : scaled / sampled) >> 16;
-  const std::uint64_t bits = sample_bits + kGateBitsPerSymbol * symbols;
-  const std::uint64_t bytes = tile_layout_of(1, subblock_count(elements), bits, outliers, value_bytes).total;
-  return bytes + bytes / kGateMarginDivisor;
 }
 
 /// The fewest bytes a huffman tile of `elements` values can take when its coded deltas (all but

@@ -1,15 +1,15 @@
-// The zero_run tile mode on the device (docs/format.md, "Zero-run tile"): what a tile's thread
-// block calls to measure, write and decode one zero_run tile whose codes are staged in shared
+// The zero_run tile mode on the device (docs/format.md, "Zero-run tile"), encoding: what a tile's
+// thread block calls to measure and write one zero_run tile whose codes are staged in shared
 // memory (tile_stage.cuh). Byte for byte the host reference's tiles (ncclz/host/zero_run_reference.hpp):
 // the choices and the checked decoding of a sub-block are the same code,
-// ncclz/detail/zero_run_format.hpp; this file spreads it over the block. The device writer lays
-// the bits out in parallel (below); the GPU tests compare its bytes with zr::put_subblock's.
+// ncclz/format/zero_run.hpp; this file spreads it over the block. The device writer lays
+// the bits out in parallel (below); the GPU tests compare its bytes with format::zero_run::put_subblock's.
 //
 // Encoding works a block of 32 values a lane, as the fixed_length encoder does: lane l of warp w
 // holds block 32w + l, and a sub-block of 256 values is the 8 blocks of a segment of 8 lanes (the
 // warp's 4 sub-blocks side by side). Measuring (what every tile pays where a selector weighs this
 // mode) reads each lane's 32 codes once for both predictors (a bit mask of its nonzero values
-// under each, the least magnitudes), then, for each predictor zr::measured_predictors names,
+// under each, the least magnitudes), then, for each predictor format::zero_run::measured_predictors names,
 // visits the lane's nonzeros alone (a loop over the mask's set bits): the runs before them, their
 // signs and the bit counts of their magnitudes add up in per-lane counters, 4 to a word, which 3
 // shuffle steps sum over the segment; every lane then runs the shared choice for its sub-block.
@@ -17,35 +17,23 @@
 // left it (the bits of the segment's earlier lanes, scanned), into shared memory where the stream
 // fits (then copied out whole), into the tile itself otherwise. Nothing walks a sub-block value by
 // value, and no lane waits on another's fields.
-// Decoding reads the stream from shared memory where it fits, into the sub-block rows
-// (tile_stage.cuh): the coded sub-blocks go round the 8 warps, a whole warp each: a dense one a
-// row of 32 at a time, a sparse one's Rice codes parsed by all lanes at once (warp_rice_codes);
-// a sub-block they decline (or a stream that does not fit) goes through zr::get_subblock, every
-// check one field at a time, in lane b of warp 0. The caller turns the values into codes as it
-// does the huffman tile's deltas. Everything else (the least magnitude, the predictor, the
-// offsets, zeroing the stream) is spread over all 256 threads or one warp, with three block
-// barriers in measure, one in stage_stream (or write, where the stream does not fit) and three in
-// decode.
+// Measure has three block barriers, stage_stream one (or write, where the stream does not fit).
+// Decoding: decode.cuh.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "ncclz/detail/zero_run_format.hpp"
+#include "ncclz/format/zero_run.hpp"
 #include "ncclz/device/detail/decode_status.cuh"
 #include "ncclz/device/detail/tile_stage.cuh"
 #include "ncclz/warp/warp_bits.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
-namespace zero_run {
+namespace device::detail::tile::zero_run {
 
-namespace zr = ::ncclz::detail::zero_run;
-
-inline constexpr std::uint32_t kSubblocksPerWarp = zr::kTileSubblocks / kTileWarps;  // 4
-static_assert(zr::kSubblockElements == static_cast<std::uint32_t>(kTileThreads),
-              "decode's prefix sums give thread t element t of each sub-block");
-static_assert(kSubblocksPerWarp * zr::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
+inline constexpr std::uint32_t kSubblocksPerWarp = format::zero_run::kTileSubblocks / kTileWarps;  // 4
+static_assert(kSubblocksPerWarp * format::zero_run::kSubblockElements == kBlocksPerWarp * format::kBlockElements,
               "a warp's sub-blocks are the codes of its own stage");
 
 /// Zero counts travel packed, (zero codes << 16) | zero deltas, one word a warp, and a tile's are
@@ -59,11 +47,11 @@ struct encode_shared {
   std::uint32_t least[kTileWarps][2];                  ///< per warp and predictor: least magnitude - 1, ~0u for none
   std::uint32_t zeros[kTileWarps];                     ///< per warp: (zero codes << 16) | zero deltas
   std::uint32_t min_magnitude[2];                      ///< per predictor
-  std::uint32_t subblock_bits[2][zr::kTileSubblocks];  ///< per predictor and sub-block: the chosen form's bits
-  std::uint32_t subblock_plan[2][zr::kTileSubblocks];  ///< the same: the plan, packed (pack_plan)
-  std::uint32_t run_bits[2][zr::kTileSubblocks];       ///< the same, sparse: the runs' bits
-  std::uint8_t group_width[2][zr::kTileSubblocks][8];  ///< the same: the widths of the magnitudes' groups of 32
-  std::uint32_t subblock_start[zr::kTileSubblocks];    ///< the chosen predictor's: bit offset in the stream
+  std::uint32_t subblock_bits[2][format::zero_run::kTileSubblocks];  ///< per predictor and sub-block: the chosen form's bits
+  std::uint32_t subblock_plan[2][format::zero_run::kTileSubblocks];  ///< the same: the plan, packed (pack_plan)
+  std::uint32_t run_bits[2][format::zero_run::kTileSubblocks];       ///< the same, sparse: the runs' bits
+  std::uint8_t group_width[2][format::zero_run::kTileSubblocks][8];  ///< the same: the widths of the magnitudes' groups of 32
+  std::uint32_t subblock_start[format::zero_run::kTileSubblocks];    ///< the chosen predictor's: bit offset in the stream
   std::uint32_t predictor;                             ///< the chosen one
   std::uint32_t stream_bits;                           ///< its stream's length
 };
@@ -86,20 +74,6 @@ static_assert(kStageRow == 36 && kBlocksPerWarp * 4 == 128, "4 words of padding 
 /// measuring only: an OR of the magnitudes of group l % 8 of sub-block l / 8.
 inline constexpr std::uint32_t kScratchMask = 0, kScratchPlace = 32, kScratchMore = 64, kScratchGroups = 96;
 
-// Decode copies the stream to shared memory first when it is no longer than kStagedStreamWords
-// (tile_stage.cuh).
-
-/// Zero words after the staged stream: the fast decoders read a field from the word it starts in
-/// and the next (a Rice code's low bits from up to two words on), never checking for the end.
-inline constexpr std::uint32_t kStreamPadWords = 2;
-
-/// Per-tile scratch of decode (shared memory; it shares its space with the huffman decoder's, which
-/// is larger).
-struct decode_shared {
-  std::uint32_t stream[kStagedStreamWords + kStreamPadWords];
-  std::uint32_t general;  ///< bit b: sub-block b goes the general (zr::get_subblock) way
-};
-
 /// Where a tile's parts lie (bytes from the tile's start).
 struct plan {
   std::uint64_t bytes;           ///< the whole tile, padded to 8
@@ -113,11 +87,11 @@ __device__ __forceinline__ std::int32_t code_of(std::int32_t staged_code) {
   return staged_code == kOutlierCode ? 0 : staged_code;  // an outlier's code counts as 0
 }
 
-__device__ __forceinline__ std::uint32_t pack_plan(const zr::subblock_plan& p) {
+__device__ __forceinline__ std::uint32_t pack_plan(const format::zero_run::subblock_plan& p) {
   return p.form | (p.magnitude_form << 4) | (static_cast<std::uint32_t>(p.signs) << 8) | (p.nonzeros << 16);
 }
-__device__ __forceinline__ zr::subblock_plan unpack_plan(std::uint32_t v) {
-  return {v & 0xFu, v >> 16, static_cast<zr::sign_mode>((v >> 8) & 0x3u), (v >> 4) & 0xFu};
+__device__ __forceinline__ format::zero_run::subblock_plan unpack_plan(std::uint32_t v) {
+  return {v & 0xFu, v >> 16, static_cast<format::zero_run::sign_mode>((v >> 8) & 0x3u), (v >> 4) & 0xFu};
 }
 
 /// The code before element `first` of the tile, which its delta is from (element 0's own code: its
@@ -137,7 +111,7 @@ __device__ __forceinline__ void or_bits(std::uint32_t* words, std::uint32_t at, 
 }
 
 /// Lanes 8s..8s+7 of a warp hold the 8 blocks of one sub-block: a segment.
-inline constexpr std::uint32_t kSegmentLanes = zr::kSubblockElements / format::kBlockElements;
+inline constexpr std::uint32_t kSegmentLanes = format::zero_run::kSubblockElements / format::kBlockElements;
 static_assert(kSegmentLanes * kSubblocksPerWarp == 32, "a warp's sub-blocks are its 4 segments");
 
 /// v summed over the lane's segment, in each of its lanes.
@@ -182,10 +156,10 @@ __device__ __forceinline__ std::uint32_t magnitude_of(std::int32_t v) {
 
 /// Value i (zig-zagged) of a lane's block under `pred`: `row` its staged codes, `before` the code
 /// before it.
-__device__ __forceinline__ std::uint32_t block_value(const std::int32_t* row, std::uint32_t i, std::int32_t before, zr::predictor pred) {
+__device__ __forceinline__ std::uint32_t block_value(const std::int32_t* row, std::uint32_t i, std::int32_t before, format::zero_run::predictor pred) {
   const std::int32_t q = code_of(row[i]);
-  if (pred == zr::predictor::codes) return zr::predict(q, 0, pred);
-  return zr::predict(q, i == 0 ? before : code_of(row[i == 0 ? 0 : i - 1]), pred);
+  if (pred == format::zero_run::predictor::codes) return format::zero_run::predict(q, 0, pred);
+  return format::zero_run::predict(q, i == 0 ? before : code_of(row[i == 0 ? 0 : i - 1]), pred);
 }
 
 /// What a lane keeps of one predictor's measure, for write.
@@ -199,7 +173,7 @@ struct lane_fields {
 /// warp together): the lane's nonzeros (mask `nonzeros`, of its block of `block_count` values in
 /// `row`, the code before it `before`) visited alone, their sums over the segment, the shared
 /// choice; the segment's first lane stores the choice in s, and the lane gets back where its
-/// fields go. The same sums as zr::subblock_stats adds one value at a time: per lane, the runs'
+/// fields go. The same sums as format::zero_run::subblock_stats adds one value at a time: per lane, the runs'
 /// bits and the stored magnitudes' low 16 bits in 8-bit counters (a lane has at most 32 values)
 /// and the sum of their high bits; summed over the segment, the run counters stay under 128 (a
 /// run with bit b set is a run of 2^b zeros or more, plus its nonzero), the magnitudes' may reach
@@ -211,7 +185,7 @@ __device__ __forceinline__ lane_fields measure_predictor(encode_shared& s, warp_
   const unsigned lane = warp::lane_id();
   const std::uint32_t pos = lane % kSegmentLanes, segment = lane - pos;
   const std::uint32_t b = threadIdx.x / 32 * kSubblocksPerWarp + lane / kSegmentLanes;
-  const auto pred = static_cast<zr::predictor>(p);
+  const auto pred = static_cast<format::zero_run::predictor>(p);
   const std::int32_t* const row = stage[lane];
   const auto count = static_cast<std::uint32_t>(__popc(nonzeros));
   const std::uint32_t rank_before = segment_exclusive_sum(count);
@@ -232,7 +206,7 @@ __device__ __forceinline__ lane_fields measure_predictor(encode_shared& s, warp_
     negatives += z & 1u;
     run_counts[0] += byte_spread(run & 15u);
     run_counts[1] += byte_spread(run >> 4);
-    const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+    const std::uint32_t m = format::zero_run::magnitude(z) - min_magnitude;
 #pragma unroll
     for (std::uint32_t t = 0; t < 4; ++t) bit_counts[t] += byte_spread((m >> (4 * t)) & 15u);
     high += m >> 16;
@@ -249,12 +223,12 @@ __device__ __forceinline__ lane_fields measure_predictor(encode_shared& s, warp_
   if (count > 0) atomicOr(&scratch_word(stage, kScratchGroups + segment + group), group_or);
   if (next_group_or != 0) atomicOr(&scratch_word(stage, kScratchGroups + segment + group + 1), next_group_or);
   __syncwarp();
-  const std::uint32_t group_width = zr::value_width(group_word);
+  const std::uint32_t group_width = format::zero_run::value_width(group_word);
 
   // The sub-block's sums, in every lane of the segment, kept as packed as they were added (the
   // shared choice reads the counts out of them).
-  const std::uint32_t width = zr::value_width(any);
-  const std::uint32_t dense_bits = block_count > 0 ? zr::kWidthBits + block_count * width : 0u;
+  const std::uint32_t width = format::zero_run::value_width(any);
+  const std::uint32_t dense_bits = block_count > 0 ? format::zero_run::kWidthBits + block_count * width : 0u;
   const std::uint32_t counts = segment_sum(count << 16 | negatives);
   const std::uint32_t c = counts >> 16;
   const std::uint32_t runs_low = segment_sum(run_counts[0]), runs_high = segment_sum(run_counts[1]);  // each under 128
@@ -275,21 +249,21 @@ __device__ __forceinline__ lane_fields measure_predictor(encode_shared& s, warp_
     return bit % 4 < 2 ? w & 0xFFFFu : w >> 16;
   };
   const std::uint32_t in_group = c > 32 * pos ? min(c - 32 * pos, 32u) : 0u;
-  const std::uint32_t grouped_bits = segment_sum(in_group > 0 ? zr::kWidthBits + in_group * group_width : 0u);
-  const zr::choice magnitudes = zr::choose_magnitude_form(c, segment_sum(high), grouped_bits, low_bit);
-  const zr::choice choice = zr::choose_form(c, counts & 0xFFFFu, segment_sum(dense_bits), run_bit, magnitudes);
+  const std::uint32_t grouped_bits = segment_sum(in_group > 0 ? format::zero_run::kWidthBits + in_group * group_width : 0u);
+  const format::zero_run::choice magnitudes = format::zero_run::choose_magnitude_form(c, segment_sum(high), grouped_bits, low_bit);
+  const format::zero_run::choice choice = format::zero_run::choose_form(c, counts & 0xFFFFu, segment_sum(dense_bits), run_bit, magnitudes);
   const std::uint32_t k = choice.form, j = magnitudes.form;
-  const bool dense = k == zr::kDense;
+  const bool dense = k == format::zero_run::kDense;
   if (pos == 0) {
     s.subblock_bits[p][b] = static_cast<std::uint32_t>(choice.bits);  // <= kMaxSubblockBits
-    s.subblock_plan[p][b] = pack_plan({k, c, zr::signs_of(c, counts & 0xFFFFu), c > 0 ? j : 0u});
-    s.run_bits[p][b] = dense ? 0u : zr::run_shifted(run_bit, k) + c * (1 + k);
+    s.subblock_plan[p][b] = pack_plan({k, c, format::zero_run::signs_of(c, counts & 0xFFFFu), c > 0 ? j : 0u});
+    s.run_bits[p][b] = dense ? 0u : format::zero_run::run_shifted(run_bit, k) + c * (1 + k);
   }
   s.group_width[p][b][pos] = static_cast<std::uint8_t>(group_width);
 
   // The lane's own bits: its runs in Rice(k), its magnitudes in Rice(j) (in groups they are placed
   // by rank), from its counters; then the bits of the segment's earlier lanes.
-  std::uint32_t lane_runs = zr::run_shifted([&](std::uint32_t bit) { return byte_of(run_counts[bit / 4], bit % 4); }, k);
+  std::uint32_t lane_runs = format::zero_run::run_shifted([&](std::uint32_t bit) { return byte_of(run_counts[bit / 4], bit % 4); }, k);
   std::uint32_t lane_magnitudes = 0;  // the sum of (m mod 2^16) >> j
 #pragma unroll
   for (std::uint32_t bit = 16; bit-- > 0;) {
@@ -297,7 +271,7 @@ __device__ __forceinline__ lane_fields measure_predictor(encode_shared& s, warp_
   }
   // The chosen Rice(j)'s bits are few (under the groups' bits), so high << (16 - j) is too.
   lane_runs += count * (1 + k);
-  lane_magnitudes = j < zr::kMagnitudeGroups ? lane_magnitudes + (high << (16 - j)) + count * (1 + j) : 0u;
+  lane_magnitudes = j < format::zero_run::kMagnitudeGroups ? lane_magnitudes + (high << (16 - j)) + count * (1 + j) : 0u;
   const std::uint32_t place = segment_exclusive_sum(dense ? dense_bits : lane_runs);
   const std::uint32_t magnitudes_before = segment_exclusive_sum(lane_magnitudes);
   if (dense) return {nonzeros, place, width};
@@ -312,8 +286,8 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
   const std::uint32_t pos = lane % kSegmentLanes;
   const std::uint32_t b = threadIdx.x / 32 * kSubblocksPerWarp + lane / kSegmentLanes;
   const std::uint32_t p = s.predictor;
-  const zr::subblock_plan plan = unpack_plan(s.subblock_plan[p][b]);
-  if (b >= zr::subblock_count(elements) || plan.nonzeros == 0) return;
+  const format::zero_run::subblock_plan plan = unpack_plan(s.subblock_plan[p][b]);
+  if (b >= format::zero_run::subblock_count(elements) || plan.nonzeros == 0) return;
   warp_stage& stage = stages[threadIdx.x / 32];
   const std::uint32_t first = threadIdx.x * 32;  // the lane's block: block threadIdx.x of the tile
   const std::uint32_t block_count = first < elements ? min(elements - first, 32u) : 0u;
@@ -321,17 +295,17 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
   const std::uint32_t place = scratch_word(stage, kScratchPlace + lane), more = scratch_word(stage, kScratchMore + lane);
   const std::int32_t before = code_before(stages, first);
   const std::int32_t* const row = stage[lane];
-  const auto pred = static_cast<zr::predictor>(p);
+  const auto pred = static_cast<format::zero_run::predictor>(p);
   const std::uint32_t start = s.subblock_start[b];
-  if (pos == 0) or_bits(words, start, plan.form, zr::kFormBits);
-  if (plan.form == zr::kDense) {
+  if (pos == 0) or_bits(words, start, plan.form, format::zero_run::kFormBits);
+  if (plan.form == format::zero_run::kDense) {
     // The lane's block is a group: its width, then its values in it, bits [at, end) that are the
     // lane's alone but for the words at either end. Put together a word at a time: the words
     // inside stored, the two at the ends ORed.
     if (block_count == 0) return;
-    const std::uint32_t width = more, at = start + zr::kFormBits + place;
-    const std::uint32_t end = at + zr::kWidthBits + block_count * width, first_word = at / 32, last_word = (end - 1) / 32;
-    std::uint32_t word = first_word, filled = at % 32 + zr::kWidthBits;  // bits in `pending`, from word's bit 0
+    const std::uint32_t width = more, at = start + format::zero_run::kFormBits + place;
+    const std::uint32_t end = at + format::zero_run::kWidthBits + block_count * width, first_word = at / 32, last_word = (end - 1) / 32;
+    std::uint32_t word = first_word, filled = at % 32 + format::zero_run::kWidthBits;  // bits in `pending`, from word's bit 0
     std::uint64_t pending = std::uint64_t{width} << (at % 32);
     const auto emit = [&] {
       const auto bits = static_cast<std::uint32_t>(pending);
@@ -360,14 +334,14 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
     return;
   }
   const std::uint32_t k = plan.form, j = plan.magnitude_form, c = plan.nonzeros;
-  const bool mixed = plan.signs == zr::sign_mode::mixed, grouped = j == zr::kMagnitudeGroups;
-  const std::uint32_t signs_at = start + zr::kFormBits + zr::kCountBits + s.run_bits[p][b];
-  const std::uint32_t form_at = signs_at + zr::kSignModeBits + (mixed ? c : 0u);
-  const std::uint32_t magnitudes_at = form_at + zr::kMagnitudeFormBits;
+  const bool mixed = plan.signs == format::zero_run::sign_mode::mixed, grouped = j == format::zero_run::kMagnitudeGroups;
+  const std::uint32_t signs_at = start + format::zero_run::kFormBits + format::zero_run::kCountBits + s.run_bits[p][b];
+  const std::uint32_t form_at = signs_at + format::zero_run::kSignModeBits + (mixed ? c : 0u);
+  const std::uint32_t magnitudes_at = form_at + format::zero_run::kMagnitudeFormBits;
   if (pos == 0) {
-    or_bits(words, start + zr::kFormBits, c - 1, zr::kCountBits);
-    or_bits(words, signs_at, static_cast<std::uint32_t>(plan.signs), zr::kSignModeBits);
-    or_bits(words, form_at, j, zr::kMagnitudeFormBits);
+    or_bits(words, start + format::zero_run::kFormBits, c - 1, format::zero_run::kCountBits);
+    or_bits(words, signs_at, static_cast<std::uint32_t>(plan.signs), format::zero_run::kSignModeBits);
+    or_bits(words, form_at, j, format::zero_run::kMagnitudeFormBits);
   }
   const std::uint32_t rank_before = place >> 16, group = rank_before / 32;
   // Groups of 32 magnitudes: where the lane's two (at most) start and their widths; lane t writes
@@ -377,7 +351,7 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
     std::uint32_t at = magnitudes_at;
     for (std::uint32_t t = 0; t * 32 < c; ++t) {
       const std::uint32_t w = s.group_width[p][b][t];
-      if (t == pos) or_bits(words, at, w, zr::kWidthBits);
+      if (t == pos) or_bits(words, at, w, format::zero_run::kWidthBits);
       if (t == group) {
         group_at = at;
         group_width = w;
@@ -386,11 +360,11 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
         next_group_at = at;
         next_group_width = w;
       }
-      at += zr::kWidthBits + min(c - t * 32, 32u) * w;
+      at += format::zero_run::kWidthBits + min(c - t * 32, 32u) * w;
     }
   }
   const std::uint32_t min_magnitude = s.min_magnitude[p];
-  std::uint32_t run_at = start + zr::kFormBits + zr::kCountBits + (place & 0xFFFFu);
+  std::uint32_t run_at = start + format::zero_run::kFormBits + format::zero_run::kCountBits + (place & 0xFFFFu);
   std::uint32_t magnitude_at = magnitudes_at + (more & 0xFFFFu);
   std::int32_t last = static_cast<std::int32_t>(more >> 16) - 1;
   std::uint32_t rank = rank_before;
@@ -401,224 +375,19 @@ __device__ __forceinline__ void put_fields(const encode_shared& s, warp_stage* s
     const auto run = static_cast<std::uint32_t>(at - last - 1);
     last = at;
     // A Rice code: q zeros (already there), a one, the k low bits.
-    or_bits(words, run_at + (run >> k), (run & zr::low_mask(k)) << 1 | 1u, k + 1);
+    or_bits(words, run_at + (run >> k), (run & format::zero_run::low_mask(k)) << 1 | 1u, k + 1);
     run_at += (run >> k) + 1 + k;
-    if (mixed) or_bits(words, signs_at + zr::kSignModeBits + rank, z & 1u, 1);
-    const std::uint32_t m = zr::magnitude(z) - min_magnitude;
+    if (mixed) or_bits(words, signs_at + format::zero_run::kSignModeBits + rank, z & 1u, 1);
+    const std::uint32_t m = format::zero_run::magnitude(z) - min_magnitude;
     if (grouped) {
       const bool next = rank / 32 != group;
       const std::uint32_t w = next ? next_group_width : group_width;
-      or_bits(words, (next ? next_group_at : group_at) + zr::kWidthBits + (rank % 32) * w, m, w);
+      or_bits(words, (next ? next_group_at : group_at) + format::zero_run::kWidthBits + (rank % 32) * w, m, w);
     } else {
-      or_bits(words, magnitude_at + (m >> j), (m & zr::low_mask(j)) << 1 | 1u, j + 1);
+      or_bits(words, magnitude_at + (m >> j), (m & format::zero_run::low_mask(j)) << 1 | 1u, j + 1);
       magnitude_at += (m >> j) + 1 + j;
     }
   }
-}
-
-/// Stream word i of a tile in global memory (read-only while decoding).
-struct global_words {
-  const std::uint32_t* words;
-  __device__ std::uint32_t operator()(std::uint32_t i) const { return __ldg(words + i); }
-};
-/// The same, copied to shared memory.
-struct shared_words {
-  const std::uint32_t* words;
-  __device__ std::uint32_t operator()(std::uint32_t i) const { return words[i]; }
-};
-
-/// Bits [p, p + 32) of a staged stream (bits past its end read as the pad's zeros).
-__device__ __forceinline__ std::uint32_t window32(const std::uint32_t* words, std::uint32_t p) {
-  return __funnelshift_r(words[p / 32], words[p / 32 + 1], p % 32);
-}
-/// The `bits` (0..32) bits from bit p as an integer, first bit lowest.
-__device__ __forceinline__ std::uint32_t bits_at(const std::uint32_t* words, std::uint32_t p, std::uint32_t bits) {
-  return window32(words, p) & zr::low_mask(bits);
-}
-/// What warp_groups and warp_rice_codes return when the bits do not parse there (see them).
-inline constexpr std::uint32_t kNoParse = ~0u;
-
-/// `count` values stored as groups of 32 (a 6-bit width, then the values in it) from bit `at` of a
-/// staged stream, none past bit `end` (at <= end), by the whole warp, a group a step: sink(i, v)
-/// for value i in lane i % 32. Returns the bit after them, or kNoParse (warp-uniform) where a width
-/// is over 32 or the bits run past `end`.
-template <class Sink>
-__device__ __forceinline__ std::uint32_t warp_groups(const std::uint32_t* words, std::uint32_t at, std::uint32_t end,
-                                                     std::uint32_t count, Sink&& sink) {
-  const unsigned lane = warp::lane_id();
-  for (std::uint32_t g = 0; g * 32 < count; ++g) {
-    const std::uint32_t size = count - g * 32 < 32 ? count - g * 32 : 32;
-    if (end - at < zr::kWidthBits) return kNoParse;  // at <= end throughout
-    const std::uint32_t width = bits_at(words, at, zr::kWidthBits);
-    const std::uint32_t stop = at + zr::kWidthBits + size * width;
-    if (width > 32 || stop > end) return kNoParse;
-    if (lane < size) sink(g * 32 + lane, bits_at(words, at + zr::kWidthBits + lane * width, width));
-    at = stop;
-  }
-  return at;
-}
-
-/// Takes a sub-block's nonzero values, zig-zagged, into its sub-block row (zeroed beforehand).
-struct row_sink {
-  std::uint32_t* row;
-  __device__ void operator()(std::uint32_t i, std::uint32_t z) const { row[i] = z; }
-};
-
-/// The fast way through a dense sub-block of n values, bits [begin, end) of the staged stream
-/// (begin + 4 <= end; its form is read): warp_groups into `row`. True with the values in `row`
-/// when zr::get_subblock would accept the bits (the same values); false, warp-uniform, otherwise.
-__device__ __forceinline__ bool decode_dense(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
-                                             std::uint32_t* row) {
-  return warp_groups(words, begin + zr::kFormBits, end, n, row_sink{row}) == end;
-}
-
-/// Parses `count` (1..256) Rice codes of parameter k (0..14) from bit `start` of a staged stream,
-/// none reaching past bit `end`, by the whole warp: emit(i, v) for code i (value v) in whichever
-/// lane finds it, each once. Returns the bit after the last code, or kNoParse (warp-uniform) where
-/// the codes do not all end by `end` or a quotient runs over a whole 1024-bit chunk (which
-/// zr::get_subblock is left to judge).
-///
-/// A chunk of 1024 bits is spread over the lanes, 32 each. A code's one bit (its terminator) is
-/// the first one at or after its start, and the next code starts k bits after it, so where a lane's
-/// codes start depends only on the offset (0..k) at which the first of them starts in its window.
-/// Each lane walks its window from every such offset (walks from different offsets meet at a
-/// common terminator after a code or two, so each but the first is short); the true offsets are
-/// then handed from lane to lane, and each lane emits the codes its true walk finds.
-template <class Emit>
-__device__ __forceinline__ std::uint32_t warp_rice_codes(const std::uint32_t* words, std::uint32_t start, std::uint32_t end,
-                                                         std::uint32_t count, std::uint32_t k, Emit&& emit) {
-  const unsigned lane = warp::lane_id();
-  std::uint32_t chunk = start, first = 0;  // a code starts at `chunk`; `first` codes lie before it
-  for (;;) {
-    if (chunk >= end) return kNoParse;
-    const std::uint32_t at = chunk + 32 * lane;
-    std::uint32_t window = 0;  // no terminator at or past `end`
-    if (at < end) window = window32(words, at) & zr::low_mask(end - at < 32 ? end - at : 32);
-    // The walk from offset `pos`: the terminators it finds (mask) and the offset in the next
-    // window it leaves off at; `meet` = a walk already made, joined at its first shared terminator.
-    std::uint32_t walked = 0, walked_exit = 0;
-    auto walk = [&](std::uint32_t pos, bool meet, std::uint32_t& mask) -> std::uint32_t {
-      for (;;) {
-        const std::uint32_t rest = pos < 32 ? window >> pos : 0u;
-        if (rest == 0) return 0u;  // the code's quotient goes on into the next window
-        const std::uint32_t t = pos + static_cast<std::uint32_t>(__ffs(static_cast<int>(rest))) - 1;
-        if (meet && (walked >> t & 1u) != 0) {
-          mask |= walked & (~0u << t);
-          return walked_exit;
-        }
-        mask |= 1u << t;
-        pos = t + 1 + k;
-        if (pos >= 32) return pos - 32;
-      }
-    };
-    walked_exit = walk(0, false, walked);
-    std::uint64_t exits = walked_exit;  // 4 bits per entry offset
-    for (std::uint32_t d = 1; d <= k; ++d) {
-      std::uint32_t unused = 0;
-      exits |= std::uint64_t{walk(d, true, unused)} << (4 * d);
-    }
-    // Hand the true entry offsets on, lane by lane, over the lanes with bits to read.
-    const std::uint32_t lanes = end - chunk >= 1024 ? 32u : (end - chunk + 31) / 32;
-    std::uint32_t entry = 0;
-    for (std::uint32_t l = 0; l + 1 < lanes; ++l) {
-      const auto out = static_cast<std::uint32_t>(exits >> (4 * entry)) & 15u;
-      const std::uint32_t next = __shfl_sync(warp::kFullMask, out, l);
-      if (lane == l + 1) entry = next;
-    }
-    std::uint32_t mask = 0;
-    if (entry == 0) {
-      mask = walked;
-    } else {
-      walk(entry, true, mask);
-    }
-    // Code indices and each lane's first code start (after the last terminator of earlier lanes).
-    const auto found = static_cast<std::uint32_t>(__popc(mask));
-    const std::uint32_t through = warp::inclusive_sum(found);
-    const std::uint32_t total = __shfl_sync(warp::kFullMask, through, 31);
-    std::uint32_t last = mask != 0 ? at + 32 - static_cast<std::uint32_t>(__clz(static_cast<int>(mask))) : 0u;  // terminator + 1
-#pragma unroll
-    for (std::uint32_t d = 1; d < 32; d *= 2) {
-      const std::uint32_t up = __shfl_up_sync(warp::kFullMask, last, d);
-      if (lane >= d) last = max(last, up);
-    }
-    const std::uint32_t before = __shfl_up_sync(warp::kFullMask, last, 1);
-    std::uint32_t code_start = lane > 0 && before != 0 ? before + k : chunk;
-    std::uint32_t i = first + through - found, end_bit = 0;
-    for (std::uint32_t left = mask; left != 0; left &= left - 1, ++i) {
-      const std::uint32_t t = at + static_cast<std::uint32_t>(__ffs(static_cast<int>(left))) - 1;
-      if (i < count) emit(i, ((t - code_start) << k) | bits_at(words, t + 1, k));
-      if (i == count - 1) end_bit = t + 1 + k;
-      code_start = t + 1 + k;
-    }
-    if (first + total >= count) {  // the bit after the last code, from the lane that found it
-      const std::uint32_t holder = __ballot_sync(warp::kFullMask, end_bit != 0);
-      end_bit = __shfl_sync(warp::kFullMask, end_bit, __ffs(static_cast<int>(holder)) - 1);
-      return end_bit <= end ? end_bit : kNoParse;
-    }
-    if (total == 0) return kNoParse;  // a quotient over the whole chunk
-    first += total;
-    chunk = __shfl_sync(warp::kFullMask, last, 31) + k;  // the code after the chunk's last terminator
-  }
-}
-
-/// A sparse sub-block's (form 0..8) nonzeros by the whole warp: the runs (warp_rice_codes), their
-/// positions (a warp scan, kept in `positions`, 256 bytes of the warp's own), the signs, then the
-/// magnitudes (warp_rice_codes, or a group of 32 a step) into `row` (zeroed). Every check of
-/// zr::get_subblock, in bulk where the outcome is the same (the runs' limits as one check of their
-/// sum, every run at most 255). True with the values in `row` exactly when zr::get_subblock would
-/// accept the bits; false (warp-uniform; `row` may hold some values) otherwise.
-__device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
-                                              std::uint32_t min_magnitude, std::uint32_t* row, std::uint8_t* positions) {
-  const unsigned lane = warp::lane_id();
-  if (end - begin < zr::kFormBits + zr::kCountBits) return false;
-  const std::uint32_t k = bits_at(words, begin, zr::kFormBits);
-  const std::uint32_t nonzeros = bits_at(words, begin + zr::kFormBits, zr::kCountBits) + 1;
-  if (k > zr::kMaxRice || nonzeros > n) return false;
-  bool bad = false;
-  std::uint32_t p = warp_rice_codes(words, begin + zr::kFormBits + zr::kCountBits, end, nonzeros, k, [&](std::uint32_t i, std::uint32_t run) {
-    bad |= run > 255;  // a run past any sub-block's end: invalid, and a byte holds the others
-    positions[i] = static_cast<std::uint8_t>(run);
-  });
-  if (__any_sync(warp::kFullMask, bad) || p == kNoParse) return false;
-  __syncwarp();
-  // Positions: the inclusive sums of run + 1, less one; the nonzeros fit when the last is < n (the
-  // same verdict as each run's own limit, run <= n - next - (nonzeros left)).
-  std::uint32_t placed = 0;
-  for (std::uint32_t r = 0; r * 32 < nonzeros; ++r) {
-    const std::uint32_t i = r * 32 + lane;
-    const std::uint32_t step = i < nonzeros ? positions[i] + 1u : 0u;
-    const std::uint32_t through = placed + warp::inclusive_sum(step);
-    __syncwarp();
-    if (i < nonzeros && through <= n) positions[i] = static_cast<std::uint8_t>(through - 1);
-    placed = __shfl_sync(warp::kFullMask, through, 31);
-  }
-  if (placed > n || end - p < zr::kSignModeBits) return false;
-  __syncwarp();
-  const std::uint32_t signs = bits_at(words, p, zr::kSignModeBits);
-  p += zr::kSignModeBits;
-  if (signs > static_cast<std::uint32_t>(zr::sign_mode::negative)) return false;
-  const bool mixed = signs == static_cast<std::uint32_t>(zr::sign_mode::mixed);
-  const std::uint32_t signs_at = p;
-  if (mixed) p += nonzeros;
-  if (p > end || end - p < zr::kMagnitudeFormBits) return false;
-  const std::uint32_t j = bits_at(words, p, zr::kMagnitudeFormBits);
-  p += zr::kMagnitudeFormBits;
-  auto put = [&](std::uint32_t i, std::uint32_t stored) {  // stored < 2^31 (a group's width <= 32 is checked, so < 2^32)
-    const std::uint32_t negative = mixed ? bits_at(words, signs_at + i, 1)
-                                         : static_cast<std::uint32_t>(signs == static_cast<std::uint32_t>(zr::sign_mode::negative));
-    const std::uint64_t m = std::uint64_t{min_magnitude} + stored;
-    const std::uint64_t z = negative != 0 ? 2 * m - 1 : 2 * m;
-    bad |= z > 0xFFFFFFFFu;
-    row[positions[i]] = static_cast<std::uint32_t>(z);
-  };
-  // Rice codes: a quotient under 1024 with j <= 14 keeps each magnitude under 2^31, no limit to check.
-  p = j == zr::kMagnitudeGroups ? warp_groups(words, p, end, nonzeros, put) : warp_rice_codes(words, p, end, nonzeros, j, put);
-  return !__any_sync(warp::kFullMask, bad) && p == end;
-}
-
-__device__ __forceinline__ std::uint32_t subblock_size(std::uint32_t elements, std::uint32_t b) {
-  const std::uint32_t first = b * zr::kSubblockElements;
-  return elements - first < zr::kSubblockElements ? elements - first : zr::kSubblockElements;
 }
 
 }  // namespace detail
@@ -634,7 +403,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   using detail::code_of;
   const unsigned lane = warp::lane_id();
   const unsigned warp_index = threadIdx.x / 32;
-  const std::uint32_t subblocks = zr::subblock_count(elements);
+  const std::uint32_t subblocks = format::zero_run::subblock_count(elements);
   warp_stage& stage = stages[warp_index];
   const std::uint32_t first = threadIdx.x * 32;  // the lane's block: block threadIdx.x of the tile
   const std::uint32_t block_count = first < elements ? min(elements - first, 32u) : 0u;
@@ -681,7 +450,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   __syncthreads();
 
   const std::uint32_t tile_zeros = warp::sum_of(s.zeros);
-  const std::uint32_t measured = zr::measured_predictors(tile_zeros >> 16, tile_zeros & 0xFFFFu, elements);
+  const std::uint32_t measured = format::zero_run::measured_predictors(tile_zeros >> 16, tile_zeros & 0xFFFFu, elements);
   std::uint32_t min_magnitude[2];
 #pragma unroll
   for (std::uint32_t p = 0; p < 2; ++p) {
@@ -729,7 +498,7 @@ __device__ plan measure(encode_shared& s, warp_stage* stages, std::uint32_t elem
   scratch_word(stage, kScratchMask + lane) = chosen.nonzeros;
   scratch_word(stage, kScratchPlace + lane) = chosen.place;
   scratch_word(stage, kScratchMore + lane) = chosen.more;
-  const zr::tile_layout l = zr::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
+  const format::zero_run::tile_layout l = format::zero_run::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
   return {l.total, l.outlier_index, l.outlier_values};
 }
 
@@ -762,15 +531,15 @@ __device__ __forceinline__ bool stage_stream(const encode_shared& s, warp_stage*
 template <class T>
 __device__ void write(const encode_shared& s, warp_stage* stages, std::uint32_t elements, std::uint32_t outliers,
                       std::byte* tile, const std::uint32_t* stream_buffer) {
-  const std::uint32_t subblocks = zr::subblock_count(elements);
-  const zr::tile_layout l = zr::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
+  const std::uint32_t subblocks = format::zero_run::subblock_count(elements);
+  const format::zero_run::tile_layout l = format::zero_run::tile_layout_of(subblocks, s.stream_bits, outliers, sizeof(T));
   const std::uint32_t p = s.predictor;
-  const auto pred = static_cast<zr::predictor>(p);
+  const auto pred = static_cast<format::zero_run::predictor>(p);
   if (threadIdx.x == 0) {
-    const std::int32_t base = pred == zr::predictor::deltas && elements > 0 ? detail::code_of(staged(stages, 0)) : 0;
-    *reinterpret_cast<format::tile_header*>(tile) = format::tile_header{zr::kTileMode, 0, static_cast<std::uint16_t>(outliers), base};
-    *reinterpret_cast<zr::zero_run_header*>(tile + sizeof(format::tile_header)) =
-        zr::zero_run_header{static_cast<std::uint8_t>(p), 0, 0, s.min_magnitude[p]};
+    const std::int32_t base = pred == format::zero_run::predictor::deltas && elements > 0 ? detail::code_of(staged(stages, 0)) : 0;
+    *reinterpret_cast<format::tile_header*>(tile) = format::tile_header{format::zero_run::kTileMode, 0, static_cast<std::uint16_t>(outliers), base};
+    *reinterpret_cast<format::zero_run::zero_run_header*>(tile + sizeof(format::tile_header)) =
+        format::zero_run::zero_run_header{static_cast<std::uint8_t>(p), 0, 0, s.min_magnitude[p]};
   }
   // Sub-block lengths, then zeros up to the stream (u16 slots both).
   auto* lengths = reinterpret_cast<std::uint16_t*>(tile + l.subblock_bits);
@@ -789,99 +558,5 @@ __device__ void write(const encode_shared& s, warp_stage* stages, std::uint32_t 
   detail::put_fields(s, stages, elements, words);
 }
 
-/// Decodes the zero_run tile at `tile` (`span`: bytes up to the next tile; nothing past it is read)
-/// of `elements` values with every check of the host decode_tile but the outlier indices' (the
-/// caller patches outliers from outlier_index / outlier_values, which it is given, and checks
-/// them). On success the tile's values, zig-zagged, are in the sub-block rows over the stage
-/// (load_subblock_rows; an outlier's position holds what the stream holds), `deltas` says whether
-/// they are deltas (codes = base + their inclusive prefix sum) or the codes themselves, and it
-/// returns ok; otherwise the problem, the same in every thread. All kTileThreads threads.
-template <class T>
-__device__ decode_status decode(decode_shared& s, const std::byte* tile, std::uint64_t span, std::uint32_t elements,
-                                warp_stage* stages, bool& deltas_predictor, std::uint64_t& outlier_index,
-                                std::uint64_t& outlier_values) {
-  const unsigned lane = warp::lane_id();
-  const unsigned warp_index = threadIdx.x / 32;
-  const std::uint32_t subblocks = zr::subblock_count(elements);
-  const zr::tile_layout head = zr::tile_layout_of(subblocks, 0, 0, sizeof(T));
-  if (span < head.stream) return decode_status::truncated_tile;
-  const format::tile_header th = *reinterpret_cast<const format::tile_header*>(tile);
-  const zr::zero_run_header zh = *reinterpret_cast<const zr::zero_run_header*>(tile + sizeof(format::tile_header));
-  if (th.mode != zr::kTileMode) return decode_status::bad_tile_mode;
-  const bool deltas = zh.predictor == static_cast<std::uint8_t>(zr::predictor::deltas);
-  if (th.reserved != 0 || zh.reserved0 != 0 || zh.reserved1 != 0 || zh.predictor > static_cast<std::uint8_t>(zr::predictor::deltas) ||
-      zh.min_magnitude < 1 || zh.min_magnitude > zr::kMaxMinMagnitude || (!deltas && th.base != 0) ||
-      th.outlier_count > elements) {
-    return decode_status::bad_tile_header;
-  }
-  // Every warp reads the lengths (lane b: sub-block b) and finds the offsets and the layout.
-  const auto* lengths = reinterpret_cast<const std::uint16_t*>(tile + head.subblock_bits);
-  const std::uint32_t length = lane < subblocks ? static_cast<std::uint32_t>(lengths[lane]) : 0u;
-  const std::uint32_t through = warp::inclusive_sum(length);
-  const std::uint32_t stream_bits = __shfl_sync(warp::kFullMask, through, 31);
-  const zr::tile_layout l = zr::tile_layout_of(subblocks, stream_bits, th.outlier_count, sizeof(T));
-  if (l.total > span) return decode_status::truncated_tile;
-  outlier_index = l.outlier_index;
-  outlier_values = l.outlier_values;
-
-  // The stream to shared memory when it fits and the sub-block rows zeroed; then lane b of warp 0
-  // decodes sub-block b's nonzero values into row b (a warp whose every lane works issues 8 times
-  // fewer instructions than eight warps of four: ncu had the old layout issue-bound).
-  const auto* stream = reinterpret_cast<const std::uint32_t*>(tile + l.stream);
-  const auto stream_words = static_cast<std::uint32_t>((l.outlier_index - l.stream) / 4);
-  const bool staged_stream = stream_words <= kStagedStreamWords;
-  if (staged_stream) {
-    for (std::uint32_t k = threadIdx.x; k < stream_words + kStreamPadWords; k += kTileThreads) {
-      s.stream[k] = k < stream_words ? __ldg(stream + k) : 0u;
-    }
-  }
-  std::uint32_t* const rows = subblock_rows(stages);
-  for (std::uint32_t k = threadIdx.x; k < zr::kTileSubblocks * kSubblockRow; k += kTileThreads) rows[k] = 0;
-  if (threadIdx.x == 0) s.general = staged_stream ? 0u : ~0u;
-  __syncthreads();
-  // The fast ways (staged streams): the coded sub-blocks go round the warps, a whole warp each
-  // (decode_dense, decode_sparse). A sub-block either declines (bits zr::get_subblock rejects, or
-  // a Rice quotient over a 1024-bit chunk) goes the general way after them.
-  const std::uint32_t begin = through - length, n = lane < subblocks ? detail::subblock_size(elements, lane) : 0u;
-  if (staged_stream) {
-    const bool coded = lane < subblocks && length > 0;  // a length of 0: every value 0
-    const std::uint32_t form = coded && length >= zr::kFormBits ? detail::bits_at(s.stream, begin, zr::kFormBits) : 0u;
-    const std::uint32_t dense = __ballot_sync(warp::kFullMask, coded && length >= zr::kFormBits && form == zr::kDense);
-    std::uint8_t* const positions = subblock_scratch(stages) + warp_index * zr::kSubblockElements;
-    std::uint32_t rank = 0;
-    for (std::uint32_t left = __ballot_sync(warp::kFullMask, coded); left != 0; left &= left - 1, ++rank) {
-      if (rank % kTileWarps != warp_index) continue;
-      const auto b = static_cast<std::uint32_t>(__ffs(static_cast<int>(left)) - 1);
-      const std::uint32_t b_begin = __shfl_sync(warp::kFullMask, begin, b), b_length = __shfl_sync(warp::kFullMask, length, b);
-      const std::uint32_t b_n = __shfl_sync(warp::kFullMask, n, b);
-      std::uint32_t* const row = rows + b * kSubblockRow;
-      const bool ok = (dense >> b & 1u) != 0
-                          ? detail::decode_dense(s.stream, b_begin, b_begin + b_length, b_n, row)
-                          : detail::decode_sparse(s.stream, b_begin, b_begin + b_length, b_n, zh.min_magnitude, row, positions);
-      if (!ok && lane == 0) atomicOr(&s.general, 1u << b);
-    }
-    __syncthreads();
-  }
-  // The general way: lane b of warp 0, sub-block b, every check one field at a time.
-  const std::uint32_t general = s.general;
-  bool bad = false;
-  if (warp_index == 0 && lane < subblocks && length > 0 && (general >> lane & 1u) != 0) {
-    std::uint32_t* const row = rows + lane * kSubblockRow;
-    detail::row_sink out{row};
-    if (staged_stream) {
-      for (std::uint32_t i = 0; i < n; ++i) row[i] = 0;  // what a fast way left
-      zr::bit_reader<detail::shared_words> r(detail::shared_words{s.stream}, begin, begin + length);
-      bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
-    } else {
-      zr::bit_reader<detail::global_words> r(detail::global_words{stream}, begin, begin + length);
-      bad = zr::get_subblock(r, n, zh.min_magnitude, out) != zr::subblock_error::none;
-    }
-  }
-  if (__syncthreads_or(bad)) return decode_status::corrupt_subblock;
-  deltas_predictor = deltas;
-  return decode_status::ok;
-}
-
-}  // namespace zero_run
-}  // namespace kernels
+}  // namespace device::detail::tile::zero_run
 NCCLZ_END_KERNEL_NAMESPACE

@@ -6,11 +6,11 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ncclz/detail/config.hpp"
+#include "ncclz/config.hpp"
 #include "ncclz/device/detail/range_kernel.cuh"
 
 NCCLZ_BEGIN_KERNEL_NAMESPACE
-namespace kernels {
+namespace device::detail {
 
 /// A template, as every kernel of this header-only library: a plain __global__ function would be
 /// defined again by every translation unit that includes it.
@@ -34,5 +34,5 @@ __global__ void flip_chunk_bit(std::byte* chunk, const Word* size) {
   if (threadIdx.x == 0 && *size > kHeader) chunk[kHeader + (*size - kHeader) / 2] ^= std::byte{1};
 }
 
-}  // namespace kernels
+}  // namespace device::detail
 NCCLZ_END_KERNEL_NAMESPACE
