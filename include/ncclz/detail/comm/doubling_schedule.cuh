@@ -40,7 +40,7 @@ class doubling_schedule {
     workspace& ws = ctx_.ws;
     reduce_buffers& buf = red_.buffers;
     const int n = ctx_.nranks(), me = ctx_.rank();
-    ws.reserve(format::max_fixed_chunk_bytes(count, sizeof(T)) + ncclz::kernels::step_table_bytes<Q, T>(count),
+    ws.reserve(format::max_fixed_chunk_bytes(count, sizeof(T)) + ncclz::device::detail::step_table_bytes<Q, T>(count),
                device::workspace_bytes<T>(count), 2, 1);
     buf.template reserve<T>(0, count);  // the running sum and one received sum
     ctx_.start_call(stream);
@@ -93,7 +93,7 @@ class doubling_schedule {
     std::byte* recv_chunk = ws.chunk(0);
     if (to >= 0) {
       if (moved_.coded) device::detail::reset_tile_words(ws.codec(), count, stream);
-      red_.template encode_chunk<T>(ncclz::kernels::code_source<T>{buf.acc_codes, acc_values}, count, send_chunk, buf.sizes, red,
+      red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{buf.acc_codes, acc_values}, count, send_chunk, buf.sizes, red,
                                     red.code_bound, 0, stream);
     }
     ctx_.mark("codec", stream);

@@ -207,7 +207,10 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   std::uint32_t width = 0, outlier_bits = 0, sampled_zero_codes = 0, sampled_zero_deltas = 0;
   const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
   // The code before this lane's block: the first delta's prediction.
-  const std::int32_t block_before = lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base);
+  // A warp past the tile's end staged nothing: its stage is not read (shared memory a block
+  // before it left there).
+  const std::int32_t block_before =
+      warp_count == 0 ? 0 : (lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base));
   if (kCodeTiles && block_count > 0) {
     std::int32_t prev = block_before;
     std::uint32_t any = 0;
