@@ -320,6 +320,18 @@ class context {
     return sent;
   }
 
+  /// Refuses a size that rank `from` announced to this rank alone (ring steps, recursive doubling)
+  /// and its slots cannot hold: only this rank knows, so it aborts the communicator, which fails
+  /// the others at once, and throws format_error naming `where` (e.g. "ring step 2").
+  void check_peer_size(const char* fn, int from, std::uint64_t bytes, const std::string& where) {
+    if (bytes <= ws.chunk_capacity()) return;
+    tp.abort();
+    throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(rank()) + ": rank " + std::to_string(from) +
+                       " announced a chunk of " + std::to_string(bytes) + " B at " + where + ", more than the " +
+                       std::to_string(ws.chunk_capacity()) +
+                       " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
+  }
+
   /// The host wait for sizes exchanged with one partner on `stream` (recursive doubling), naming
   /// `peers`; the first of a call also settles its header, as exchange_meta does.
   void partner_wait(const char* fn, cudaStream_t stream, const std::string& peers) {

@@ -110,13 +110,7 @@ class doubling_schedule {
     const int peer = from >= 0 ? from : to;
     ctx_.partner_wait(fn, stream, "rank " + std::to_string(peer) + " (recursive doubling " + what + ")");
     const std::uint64_t send_bytes = to >= 0 ? h[0] : 0, recv_bytes = from >= 0 ? h[1] : 0;
-    if (recv_bytes > ws.chunk_capacity()) {  // only this rank knows: aborting tells the others
-      tp.abort();
-      throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(ctx_.rank()) + ": rank " + std::to_string(from) +
-                         " announced a chunk of " + std::to_string(recv_bytes) + " B at the recursive doubling " + what +
-                         ", more than the " + std::to_string(ws.chunk_capacity()) +
-                         " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
-    }
+    ctx_.check_peer_size(fn, from, recv_bytes, "the recursive doubling " + what);
     if (to >= 0) {
       std::memcpy(&ctx_.error_bound, h + 2, sizeof(double));  // this rank's code bound
       if (!moved_.coded) moved_.first_chunk = send_bytes;

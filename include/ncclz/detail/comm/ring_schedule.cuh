@@ -124,13 +124,7 @@ class ring_schedule {
                                      cudaMemcpyDeviceToHost, stream));
       ctx_.timed_wait(fn, stream, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
       const std::uint64_t send_bytes = h[0], recv_bytes = h[1];
-      if (recv_bytes > ws.chunk_capacity()) {  // only this rank knows: aborting tells the others
-        tp.abort();
-        throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(me) + ": rank " +
-                           std::to_string(st.recv_peer) + " announced a chunk of " + std::to_string(recv_bytes) +
-                           " B at ring step " + std::to_string(step) + ", more than the " + std::to_string(ws.chunk_capacity()) +
-                           " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
-      }
+      ctx_.check_peer_size(fn, st.recv_peer, recv_bytes, "ring step " + std::to_string(step));
       std::memcpy(&ctx_.error_bound, h + 2, sizeof(double));  // this rank's code bound
       tp.enqueue(ncclGroupStart(), "ncclGroupStart");
       tp.enqueue(ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, tp.comm(), stream), "ncclSend");
