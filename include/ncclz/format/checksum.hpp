@@ -55,7 +55,8 @@ NCCLZ_HOST_DEVICE constexpr std::uint32_t tile_check(std::uint32_t sum, std::uin
 /// The header's u32 words, and which of them the header check covers: all but payload_bytes
 /// (words 6 and 7) and header_check (word 15).
 inline constexpr std::uint32_t kHeaderWords = sizeof(chunk_header) / 4;
-NCCLZ_HOST_DEVICE constexpr bool header_word_checked(std::uint32_t i) { return i != 6 && i != 7 && i != 15; }
+NCCLZ_HOST_DEVICE constexpr bool is_payload_word(std::uint32_t i) { return i == 6 || i == 7; }
+NCCLZ_HOST_DEVICE constexpr bool header_word_checked(std::uint32_t i) { return !is_payload_word(i) && i != 15; }
 
 /// The header check from the sum of the checked words' terms.
 NCCLZ_HOST_DEVICE constexpr std::uint32_t header_check(std::uint32_t sum) { return fmix32(sum ^ 0x4E435A32u); }
@@ -67,6 +68,28 @@ NCCLZ_HOST_DEVICE inline std::uint32_t header_check_of(const chunk_header& h) {
   std::uint32_t sum = 0;
   for (std::uint32_t i = 0; i < kHeaderWords; ++i) sum += header_word_checked(i) ? check_term(words[i], i) : 0u;
   return header_check(sum);
+}
+
+/// The header the encoders (the host's and the device's) write, its check filled in; payload_bytes
+/// is 0: the check leaves it out, and it is known only once every tile's size is.
+NCCLZ_HOST_DEVICE inline chunk_header make_header(std::uint8_t value_type, std::uint8_t quantizer, std::uint8_t coder,
+                                                  std::uint64_t element_count, double bound, double error_bound,
+                                                  double step, std::uint32_t flags) {
+  chunk_header h{};
+  h.magic = kMagic;
+  h.version = kVersion;
+  h.value_type = value_type;
+  h.quantizer = quantizer;
+  h.coder = coder;
+  h.tile_elements = kTileElements;
+  h.tile_count = static_cast<std::uint32_t>(tile_count(element_count));
+  h.element_count = element_count;
+  h.bound = bound;  // the caller's bound (FixedRate: Bits)
+  h.error_bound = error_bound;
+  h.step = step;
+  h.flags = flags;
+  h.header_check = header_check_of(h);
+  return h;
 }
 
 }  // namespace ncclz::format

@@ -282,20 +282,10 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
     at += format::scale_table_bytes(in.size(), sizeof(T));  // the buffer is zeroed: so is the padding
   }
   // The header but payload_bytes (which its check leaves out) first: tile checksums include the check.
-  format::chunk_header h{};
-  h.magic = format::kMagic;
-  h.version = format::kVersion;
-  h.value_type = static_cast<std::uint8_t>(dtype_of<T>());
-  h.quantizer = static_cast<std::uint8_t>(Q::id);
-  h.coder = static_cast<std::uint8_t>(Codec::coder::id);
-  h.tile_elements = format::kTileElements;
-  h.tile_count = static_cast<std::uint32_t>(tiles);
-  h.element_count = in.size();
-  h.bound = p.bound;  // the caller's bound (FixedRate: Bits)
-  h.error_bound = p.error_bound;
-  h.step = static_cast<double>(p.step);
-  h.flags = flags;
-  h.header_check = format::header_check_of(h);
+  format::chunk_header h =
+      format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Q::id),
+                          static_cast<std::uint8_t>(Codec::coder::id), in.size(), p.bound, p.error_bound,
+                          static_cast<double>(p.step), flags);
   constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
   for (std::uint64_t t = 0; t < tiles; ++t) {
     detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));

@@ -134,38 +134,23 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   const std::uint64_t tiles_begin = format::step_table_offset(tiles, kFlags) + step_table_bytes<Q, T>(count);
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (threadIdx.x == 0 && (tile == 0 || kChecked)) {
-    // Every field but payload_bytes, which the last tile writes (the header check leaves it out).
     // Each tile's checksum includes the header check.
-    format::chunk_header h{};
-    h.magic = format::kMagic;
-    h.version = format::kVersion;
-    h.value_type = static_cast<std::uint8_t>(dtype_of<T>());
-    h.quantizer = static_cast<std::uint8_t>(Q::id);
-    h.coder = static_cast<std::uint8_t>(Codec::coder::id);
-    h.tile_elements = format::kTileElements;
-    h.tile_count = tiles;
-    h.element_count = count;
-    h.bound = p.bound;
-    h.error_bound = p.error_bound;
-    h.step = static_cast<double>(p.step);
-    h.flags = kFlags;
-    const std::uint32_t header_check = format::header_check_of(h);
-    s.header_check = header_check;
+    const format::chunk_header h =
+        format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Q::id),
+                            static_cast<std::uint8_t>(Codec::coder::id), count, p.bound, p.error_bound,
+                            static_cast<double>(p.step), kFlags);
+    s.header_check = h.header_check;
+    if (tile == 0) {
+      // Every word but payload_bytes', which the last tile writes.
+      std::uint32_t words[format::kHeaderWords];
+      memcpy(words, &h, sizeof words);
+      auto* header_words = reinterpret_cast<std::uint32_t*>(out);
+      for (std::uint32_t i = 0; i < format::kHeaderWords; ++i) {
+        if (!format::is_payload_word(i)) header_words[i] = words[i];
+      }
+    }
   }
   if (tile == 0 && threadIdx.x == 0) {
-    header->magic = format::kMagic;
-    header->version = format::kVersion;
-    header->value_type = static_cast<std::uint8_t>(dtype_of<T>());
-    header->quantizer = static_cast<std::uint8_t>(Q::id);
-    header->coder = static_cast<std::uint8_t>(Codec::coder::id);
-    header->tile_elements = format::kTileElements;
-    header->tile_count = tiles;
-    header->element_count = count;
-    header->bound = p.bound;
-    header->error_bound = p.error_bound;
-    header->step = static_cast<double>(p.step);
-    header->flags = kFlags;
-    header->header_check = s.header_check;
     if (tiles == 0) {
       header->payload_bytes = 0;
       if (out_bytes) *out_bytes = sizeof(format::chunk_header);
