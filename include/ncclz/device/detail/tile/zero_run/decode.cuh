@@ -201,6 +201,8 @@ __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::u
   const std::uint32_t nonzeros = bits_at(words, begin + format::zero_run::kFormBits, format::zero_run::kCountBits) + 1;
   if (k > format::zero_run::kMaxRice || nonzeros > n) return false;
   bool bad = false;
+  // The warp's previous sub-block read `positions` in other lanes than those that write it now.
+  __syncwarp();
   std::uint32_t p = warp_rice_codes(words, begin + format::zero_run::kFormBits + format::zero_run::kCountBits, end, nonzeros, k, [&](std::uint32_t i, std::uint32_t run) {
     bad |= run > 255;  // a run past any sub-block's end: invalid, and a byte holds the others
     positions[i] = static_cast<std::uint8_t>(run);
