@@ -320,22 +320,37 @@ class context {
     return sent;
   }
 
-  /// Refuses a size that rank `from` announced to this rank alone (ring steps, recursive doubling)
-  /// and its slots cannot hold: only this rank knows, so it aborts the communicator, which fails
-  /// the others at once, and throws format_error naming `where` (e.g. "ring step 2").
-  void check_peer_size(const char* fn, int from, std::uint64_t bytes, const std::string& where) {
-    if (bytes <= ws.chunk_capacity()) return;
-    tp.abort();
-    throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(rank()) + ": rank " + std::to_string(from) +
-                       " announced a chunk of " + std::to_string(bytes) + " B at " + where + ", more than the " +
-                       std::to_string(ws.chunk_capacity()) +
-                       " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
-  }
-
-  /// The host wait for sizes exchanged with one partner on `stream` (recursive doubling), naming
-  /// `peers`; the first of a call also settles its header, as exchange_meta does.
-  void partner_wait(const char* fn, cudaStream_t stream, const std::string& peers) {
-    wait_settling_header(fn, stream, stream, peers, partner_sizes_follow_header);
+  /// One step of a schedule that exchanges coded chunks with single peers (ring, recursive
+  /// doubling): this rank's chunk (`send`, its size in device word sizes[0]) to rank `to` and one
+  /// from rank `from` into `recv` (either -1: none). The sizes go first, since the receiver must
+  /// post the payload's exact size, checked against its slot; then the payloads. The sent chunk's
+  /// bound becomes this rank's. `step` names the step in errors (e.g. "ring step 2").
+  struct swapped {
+    std::uint64_t sent = 0, received = 0;
+  };
+  swapped swap_chunks(const char* fn, int to, int from, const std::byte* send, std::byte* recv, std::uint64_t* sizes,
+                      const std::string& step, cudaStream_t stream) {
+    mark("codec", stream);
+    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
+    if (to >= 0) tp.enqueue(ncclSend(sizes, 1, ncclUint64, to, tp.comm(), stream), "ncclSend");
+    if (from >= 0) tp.enqueue(ncclRecv(sizes + 1, 1, ncclUint64, from, tp.comm(), stream), "ncclRecv");
+    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    std::uint64_t* h = ws.host_scratch();
+    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h, sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
+    if (to >= 0) {
+      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h + 2, send + offsetof(format::chunk_header, error_bound), sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream));
+    }
+    partner_wait(fn, stream, "rank " + std::to_string(from >= 0 ? from : to) + " (" + step + ")");
+    const swapped bytes{to >= 0 ? h[0] : 0, from >= 0 ? h[1] : 0};
+    check_peer_size(fn, from, bytes.received, step);
+    if (to >= 0) std::memcpy(&error_bound, h + 2, sizeof(double));  // this rank's code bound
+    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
+    if (to >= 0) tp.enqueue(ncclSend(send, bytes.sent, ncclUint8, to, tp.comm(), stream), "ncclSend");
+    if (from >= 0) tp.enqueue(ncclRecv(recv, bytes.received, ncclUint8, from, tp.comm(), stream), "ncclRecv");
+    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
+    mark("transfer", stream);
+    return bytes;
   }
 
   /// Waits for `waited` (the stream the sizes come on), calling `interrupt` between polls; phases
@@ -400,6 +415,24 @@ class context {
 
  private:
   static constexpr const char* kEveryRank = " (every rank of the call reports this)";
+
+  /// Refuses a size that rank `from` announced to this rank alone (ring steps, recursive doubling)
+  /// and its slots cannot hold: only this rank knows, so it aborts the communicator, which fails
+  /// the others at once, and throws format_error naming `where` (e.g. "ring step 2").
+  void check_peer_size(const char* fn, int from, std::uint64_t bytes, const std::string& where) {
+    if (bytes <= ws.chunk_capacity()) return;
+    tp.abort();
+    throw format_error(std::string("ncclz::") + fn + " on rank " + std::to_string(rank()) + ": rank " + std::to_string(from) +
+                       " announced a chunk of " + std::to_string(bytes) + " B at " + where + ", more than the " +
+                       std::to_string(ws.chunk_capacity()) +
+                       " B chunk slots hold (a corrupted or inconsistent peer); the communicator was aborted");
+  }
+
+  /// The host wait for sizes exchanged with single peers on `stream` (swap_chunks), naming
+  /// `peers`; where no exchange_meta came first in the call, it also settles the call's header.
+  void partner_wait(const char* fn, cudaStream_t stream, const std::string& peers) {
+    wait_settling_header(fn, stream, stream, peers, partner_sizes_follow_header);
+  }
 
   /// timed_wait for sizes on `waited`, where the call's header, if still unchecked, is checked as
   /// soon as it arrives: ranks that disagree all throw invalid_argument. They do so after the wait,

@@ -86,7 +86,6 @@ class doubling_schedule {
   std::uint64_t swap(const char* fn, std::size_t count, const code_reduction& red, int to, int from, bool add, const std::string& what,
                      cudaStream_t stream) {
     workspace& ws = ctx_.ws;
-    transport& tp = ctx_.tp;
     reduce_buffers& buf = red_.buffers;
     auto* acc_values = static_cast<T*>(buf.acc_values);
     std::byte* send_chunk = ws.chunk(1);
@@ -96,37 +95,17 @@ class doubling_schedule {
       red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{buf.acc_codes, acc_values}, count, send_chunk, buf.sizes, red,
                                     red.code_bound, 0, stream);
     }
-    ctx_.mark("codec", stream);
-    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
-    if (to >= 0) tp.enqueue(ncclSend(buf.sizes, 1, ncclUint64, to, tp.comm(), stream), "ncclSend");
-    if (from >= 0) tp.enqueue(ncclRecv(buf.sizes + 1, 1, ncclUint64, from, tp.comm(), stream), "ncclRecv");
-    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
-    std::uint64_t* h = ws.host_scratch();
-    NCCLZ_CUDA_TRY(cudaMemcpyAsync(h, buf.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
+    const auto bytes = ctx_.swap_chunks(fn, to, from, send_chunk, recv_chunk, buf.sizes, "recursive doubling " + what, stream);
     if (to >= 0) {
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream));
-    }
-    const int peer = from >= 0 ? from : to;
-    ctx_.partner_wait(fn, stream, "rank " + std::to_string(peer) + " (recursive doubling " + what + ")");
-    const std::uint64_t send_bytes = to >= 0 ? h[0] : 0, recv_bytes = from >= 0 ? h[1] : 0;
-    ctx_.check_peer_size(fn, from, recv_bytes, "the recursive doubling " + what);
-    if (to >= 0) {
-      std::memcpy(&ctx_.error_bound, h + 2, sizeof(double));  // this rank's code bound
-      if (!moved_.coded) moved_.first_chunk = send_bytes;
+      if (!moved_.coded) moved_.first_chunk = bytes.sent;
       moved_.coded = true;
-      moved_.sent += send_bytes + sizeof(std::uint64_t);
+      moved_.sent += bytes.sent + sizeof(std::uint64_t);
     }
-    tp.enqueue(ncclGroupStart(), "ncclGroupStart");
-    if (to >= 0) tp.enqueue(ncclSend(send_chunk, send_bytes, ncclUint8, to, tp.comm(), stream), "ncclSend");
-    if (from >= 0) tp.enqueue(ncclRecv(recv_chunk, recv_bytes, ncclUint8, from, tp.comm(), stream), "ncclRecv");
-    tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
-    ctx_.mark("transfer", stream);
     if (from >= 0 && add) {
-      red_.template decode_codes<T>(recv_chunk, recv_bytes, count, buf.peer_codes, buf.peer_values, stream);
+      red_.template decode_codes<T>(recv_chunk, bytes.received, count, buf.peer_codes, buf.peer_values, stream);
       red_.accumulate(red, buf.peer_codes, static_cast<const T*>(buf.peer_values), count, 0, stream);
     }
-    return recv_bytes;
+    return bytes.received;
   }
 
   context<Codec>& ctx_;

@@ -77,7 +77,6 @@ class ring_schedule {
                        const code_reduction& red, cudaStream_t stream) {
     using Q = typename Codec::quantizer;
     workspace& ws = ctx_.ws;
-    transport& tp = ctx_.tp;
     reduce_buffers& buf = red_.buffers;
     const int n = ctx_.nranks(), me = ctx_.rank();
     const std::uint64_t largest = largest_segment(seg);
@@ -101,7 +100,6 @@ class ring_schedule {
     traffic moved;
     std::byte* send_chunk = ws.chunk(n);
     std::byte* recv_chunk = ws.chunk(0);
-    std::uint64_t* h = ws.host_scratch();
     for (int step = 0; step < schedule::ring_step_count(n); ++step) {
       const schedule::ring_step st = schedule::ring_reduce_scatter_step(me, n, step);
       const schedule::segment out = seg[st.send_segment], in = seg[st.recv_segment];
@@ -113,28 +111,12 @@ class ring_schedule {
         red_.template encode_chunk<T>(ncclz::device::detail::code_source<T>{buf.acc_codes, acc_values}, out.count, send_chunk, buf.sizes,
                                       red, red.code_bound, out.first, stream);
       }
-      // The receiver must post the payload's exact size: sizes first, then the payloads.
-      ctx_.mark("codec", stream);
-      tp.enqueue(ncclGroupStart(), "ncclGroupStart");
-      tp.enqueue(ncclSend(buf.sizes, 1, ncclUint64, st.send_peer, tp.comm(), stream), "ncclSend");
-      tp.enqueue(ncclRecv(buf.sizes + 1, 1, ncclUint64, st.recv_peer, tp.comm(), stream), "ncclRecv");
-      tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h, buf.sizes, 2 * sizeof(std::uint64_t), cudaMemcpyDeviceToHost, stream));
-      NCCLZ_CUDA_TRY(cudaMemcpyAsync(h + 2, send_chunk + offsetof(format::chunk_header, error_bound), sizeof(double),
-                                     cudaMemcpyDeviceToHost, stream));
-      ctx_.timed_wait(fn, stream, stream, "rank " + std::to_string(st.recv_peer) + " (ring step " + std::to_string(step) + ")");
-      const std::uint64_t send_bytes = h[0], recv_bytes = h[1];
-      ctx_.check_peer_size(fn, st.recv_peer, recv_bytes, "ring step " + std::to_string(step));
-      std::memcpy(&ctx_.error_bound, h + 2, sizeof(double));  // this rank's code bound
-      tp.enqueue(ncclGroupStart(), "ncclGroupStart");
-      tp.enqueue(ncclSend(send_chunk, send_bytes, ncclUint8, st.send_peer, tp.comm(), stream), "ncclSend");
-      tp.enqueue(ncclRecv(recv_chunk, recv_bytes, ncclUint8, st.recv_peer, tp.comm(), stream), "ncclRecv");
-      tp.enqueue(ncclGroupEnd(), "ncclGroupEnd");
-      ctx_.mark("transfer", stream);
-      moved.sent += send_bytes + sizeof(std::uint64_t);
-      moved.coded += send_bytes;
+      const auto bytes = ctx_.swap_chunks(fn, st.send_peer, st.recv_peer, send_chunk, recv_chunk, buf.sizes,
+                                          "ring step " + std::to_string(step), stream);
+      moved.sent += bytes.sent + sizeof(std::uint64_t);
+      moved.coded += bytes.sent;
       moved.coded_input += out.count * sizeof(T);
-      red_.template decode_codes<T>(recv_chunk, recv_bytes, in.count, buf.acc_codes, acc_values, stream);  // the partial sum
+      red_.template decode_codes<T>(recv_chunk, bytes.received, in.count, buf.acc_codes, acc_values, stream);  // the partial sum
       red_.accumulate(red, buf.own_codes + in.first, own_values + in.first, in.count, in.first, stream);
     }
     return moved;
