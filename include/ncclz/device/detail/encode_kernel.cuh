@@ -190,10 +190,11 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   const std::uint32_t block_count = warp_count > lane * 32u ? min(warp_count - lane * 32u, 32u) : 0u;
   std::uint32_t zz[32];
   std::uint32_t width = 0, outlier_bits = 0, sampled_zero_codes = 0, sampled_zero_deltas = 0;
-  const std::int32_t base = warp_index == 0 ? code_or_zero(stage[0][0]) : 0;  // only warp 0 uses it
+  // The tile's first code in warp 0, the only warp that uses it. Every warp reads its own stage:
+  // read only in warp 0, the load (of a fixed address there) was made by every warp and discarded,
+  // racing with warp 0's staging. A warp past the tile's end staged nothing and reads nothing.
+  const std::int32_t base = warp_count == 0 ? 0 : code_or_zero(stage[0][0]);
   // The code before this lane's block: the first delta's prediction.
-  // A warp past the tile's end staged nothing: its stage is not read (shared memory a block
-  // before it left there).
   const std::int32_t block_before =
       warp_count == 0 ? 0 : (lane > 0 ? code_or_zero(stage[lane - 1][31]) : (warp_index > 0 ? before_warp : base));
   if (kCodeTiles && block_count > 0) {
