@@ -37,6 +37,15 @@ struct Codec {
   static constexpr std::uint32_t chunk_flags = I::tile_checksums ? format::kTileChecks : 0u;
 };
 
+/// The chunk header a Codec's encoders (the host reference's and the device's) write for `count`
+/// values of T quantized with `p`: its payload_bytes 0, its check filled in (format::make_header).
+template <class Codec, class T>
+NCCLZ_HOST_DEVICE inline format::chunk_header chunk_header_of(std::uint64_t count, const quant_params<T>& p) {
+  return format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Codec::quantizer::id),
+                             static_cast<std::uint8_t>(Codec::coder::id), count, p.bound, p.error_bound,
+                             static_cast<double>(p.step), Codec::chunk_flags);
+}
+
 /// The built-in codecs, for loops over every combination in tests and benchmarks. Adaptive codes
 /// FixedRate's codes as well; its FixedRate kernels come in through EntropyCoder<Auto> alone.
 template <class F>

@@ -282,10 +282,7 @@ std::vector<std::byte> compress(std::span<const T> in, double bound) {
     at += format::scale_table_bytes(in.size(), sizeof(T));  // the buffer is zeroed: so is the padding
   }
   // The header but payload_bytes (which its check leaves out) first: tile checksums include the check.
-  format::chunk_header h =
-      format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Q::id),
-                          static_cast<std::uint8_t>(Codec::coder::id), in.size(), p.bound, p.error_bound,
-                          static_cast<double>(p.step), flags);
+  format::chunk_header h = chunk_header_of<Codec>(in.size(), p);
   constexpr std::uint64_t kBlocksPerTile = format::kTileElements / format::kScaleBlockElements;
   for (std::uint64_t t = 0; t < tiles; ++t) {
     detail::put(out, payload + 4 * t, static_cast<std::uint32_t>((at - payload) / 8));

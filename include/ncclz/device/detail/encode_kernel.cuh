@@ -135,10 +135,7 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   auto* header = reinterpret_cast<format::chunk_header*>(out);
   if (threadIdx.x == 0 && (tile == 0 || kChecked)) {
     // Each tile's checksum includes the header check.
-    const format::chunk_header h =
-        format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Q::id),
-                            static_cast<std::uint8_t>(Codec::coder::id), count, p.bound, p.error_bound,
-                            static_cast<double>(p.step), kFlags);
+    const format::chunk_header h = chunk_header_of<Codec, T>(count, p);
     s.header_check = h.header_check;
     if (tile == 0) {
       // Every word but payload_bytes', which the last tile writes.
