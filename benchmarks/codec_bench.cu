@@ -28,6 +28,7 @@
 // copy roofline (bytes read + written per second), so 100% is out of reach for any codec.
 #include <ncclz/ncclz.cuh>
 
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
 #include "generated_inputs.hpp"
 
 #include <algorithm>

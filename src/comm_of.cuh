@@ -6,6 +6,8 @@
 #include <ncclz/ncclz.cuh>
 #include <ncclz/ncclz.h>
 
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
+
 #include <cstddef>
 #include <memory>
 #include <string>

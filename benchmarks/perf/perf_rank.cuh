@@ -19,6 +19,7 @@
 
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/ncclz.cuh"
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
 #include "../json_text.hpp"
 #include "perf_driver.cuh"
 #include "perf_rank.hpp"

@@ -18,6 +18,7 @@
 
 #include <ncclz/bootstrap.hpp>
 #include <ncclz/ncclz.cuh>
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
 
 #include "rank_main.hpp"
 

@@ -27,6 +27,7 @@
 #include "ncclz/bootstrap.hpp"
 #include "ncclz/detail/comm/route_tuning.hpp"
 #include "ncclz/ncclz.cuh"
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
 #include "rank_main.hpp"
 
 namespace {

@@ -8,6 +8,8 @@
 #include <ncclz/host/reference_codec.hpp>
 #include <ncclz/ncclz.cuh>
 
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>

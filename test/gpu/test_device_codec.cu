@@ -5,6 +5,8 @@
 #include <ncclz/host/reference_codec.hpp>
 #include <ncclz/ncclz.cuh>
 
+#include "codec_kernels.cuh"  // the codecs' kernels, compiled once (src/kernels/)
+
 #include "../host/test_support.hpp"
 
 #include <algorithm>

@@ -7,8 +7,8 @@ prints the lines by B - A. No nvdisasm needed: the table is read here (pyelftool
   On the GPU machine: ncu --section SourceCounters -k "regex:..." -o R BENCH ...;
                       ncu -i R.ncu-rep --page source --csv --print-source sass > A.csv
   (scripts/run_gpu.sh --profile writes those csv files.)
-  Anywhere: nvcc <meson's flags for the bench> -cubin -o bench.cubin benchmarks/codec_bench.cu (the
-  commit that was profiled), then
+  Anywhere: nvcc <meson's flags for the kernels> -cubin -o bench.cubin src/kernels/<group>.cu (the
+  group that holds the kernels, src/kernels/codec_kernels.cuh; the commit that was profiled), then
         python3 tools/profiling/sass_lines.py bench.cubin 'encode_kernel<...Huffman> ?>, float,' A.csv \
             'encode_kernel<...Adaptive> ?>, float,' B.csv [LINES]
   After the lines: each kernel's stall samples by reason and the code it executed (instructions

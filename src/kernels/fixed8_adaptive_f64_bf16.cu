@@ -1,0 +1,4 @@
+// The kernels of group FIXED8_ADAPTIVE_F64_BF16 (codec_kernels.cuh), compiled here once for every program.
+#include "codec_kernels.cuh"
+
+NCCLZ_INSTANTIATE_KERNELS(NCCLZ_KERNELS_FIXED8_ADAPTIVE_F64_BF16)
