@@ -388,7 +388,7 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
         REQUIRE(sch::choose_algorithm(c, bytes, n) == reduction);
       }
       REQUIRE(sch::choose_algorithm(collective::allreduce, bytes, n) ==
-              (bytes < sch::kDoublingBelowBytes ? algorithm::recursive_doubling : reduction));
+              (sch::doubling_preferred(bytes, n) ? algorithm::recursive_doubling : reduction));
       REQUIRE(sch::choose_algorithm(collective::broadcast, bytes, n) == algorithm::ring);
       REQUIRE(sch::choose_algorithm(collective::allgather, bytes, n) == algorithm::direct);
       REQUIRE(sch::choose_algorithm(collective::alltoall, bytes, n) == algorithm::direct);
@@ -407,8 +407,16 @@ TEST_CASE("schedule policies: names and algorithm choice", "[schedule]") {
   REQUIRE(std::string(sch::RecursiveDoubling::name) == "recursive_doubling");
   REQUIRE(std::string(sch::name(algorithm::recursive_doubling)) == "recursive_doubling");
   STATIC_REQUIRE(sch::SchedulePolicy<sch::RecursiveDoubling>);
-  // Until the crossover is measured, Auto never picks recursive doubling.
-  STATIC_REQUIRE(sch::kDoublingBelowBytes == 0);
+  // Auto's recursive doubling: 2 ranks below 32 MiB each, 4 ranks below 16 MiB, no other count.
+  constexpr std::uint64_t MiB = std::uint64_t{1} << 20;
+  STATIC_REQUIRE(sch::doubling_preferred(0, 2) && sch::doubling_preferred(32 * MiB - 1, 2));
+  STATIC_REQUIRE(!sch::doubling_preferred(32 * MiB, 2));
+  STATIC_REQUIRE(sch::doubling_preferred(16 * MiB - 1, 4) && !sch::doubling_preferred(16 * MiB, 4));
+  for (const int n : {1, 3, 5, 6, 7, 8, 16, 64}) REQUIRE_FALSE(sch::doubling_preferred(4096, n));
+  REQUIRE(sch::choose_algorithm(collective::allreduce, 8 * MiB, 4) == algorithm::recursive_doubling);
+  REQUIRE(sch::choose_algorithm(collective::allreduce, 16 * MiB, 4) == algorithm::direct);
+  REQUIRE(sch::choose_algorithm(collective::allreduce, 4096, 3) == algorithm::direct);
+  REQUIRE(sch::choose_algorithm(collective::reduce_scatter, 4096, 4) == algorithm::direct);
   for (const auto c : {collective::reduce_scatter, collective::allgather, collective::broadcast, collective::reduce,
                        collective::alltoall}) {
     REQUIRE_FALSE(sch::supports(algorithm::recursive_doubling, c));

@@ -31,10 +31,12 @@ struct RecursiveDoubling {
   static constexpr const char* name = "recursive_doubling";
 };
 
-/// Auto runs allreduce with recursive doubling below this many bytes of each rank's input. 0:
-/// never, until the crossover against the direct schedule is measured on a cluster
-/// (`ncclz-perf --schedule recursive_doubling` against `--schedule direct`).
-inline constexpr std::uint64_t kDoublingBelowBytes = 0;
+/// Auto runs allreduce with recursive doubling on 2 or 4 ranks below kDoublingBelowBytes / log2(n)
+/// of each rank's input (32 MiB on 2 ranks, 16 MiB on 4): there it beat the direct schedule on the
+/// tuning fields (docs/collectives.md). Not on 3 ranks, where the fold and unfold cost what the
+/// steps save, nor on counts not measured yet.
+inline constexpr std::uint64_t kDoublingBelowBytes = std::uint64_t{32} << 20;
+inline constexpr int kDoublingMaxRanks = 4;
 
 /// The ranks that run the steps: the largest power of two <= nranks.
 [[nodiscard]] constexpr int doubling_core(int nranks) {
@@ -64,12 +66,15 @@ constexpr void check_doubling(const char* fn, int rank, int nranks) {
   check_index(fn, "rank", rank, nranks, "nranks");
 }
 constexpr int doubling_extra(int nranks) { return nranks - doubling_core(nranks); }
-// bytes < limit, as a call: a constant limit of 0 makes no "pointless comparison" warning.
-constexpr bool below(std::uint64_t bytes, std::uint64_t limit) { return bytes < limit; }
 }  // namespace detail
 
-/// Whether Auto runs an allreduce of `bytes` per rank with recursive doubling.
-[[nodiscard]] constexpr bool doubling_preferred(std::uint64_t bytes) { return detail::below(bytes, kDoublingBelowBytes); }
+/// Whether Auto runs an allreduce of `bytes` per rank on `nranks` ranks with recursive doubling:
+/// a power of two of ranks, at most kDoublingMaxRanks, and fewer bytes than kDoublingBelowBytes
+/// over the step count.
+[[nodiscard]] constexpr bool doubling_preferred(std::uint64_t bytes, int nranks) {
+  if (nranks < 2 || nranks > kDoublingMaxRanks || doubling_core(nranks) != nranks) return false;
+  return bytes < kDoublingBelowBytes / static_cast<std::uint64_t>(doubling_step_count(nranks));
+}
 
 [[nodiscard]] constexpr doubling_role doubling_role_of(int rank, int nranks) {
   detail::check_doubling("schedule::doubling_role_of", rank, nranks);

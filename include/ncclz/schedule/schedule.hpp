@@ -76,13 +76,13 @@ enum class collective { allreduce, reduce_scatter, allgather, broadcast, reduce,
 /// instead of one per ring step, and chunks coded from single ranks' codes), ring beyond.
 /// Allgather and alltoall: direct (the only one). Broadcast: ring, NCCL's pipelined broadcast of
 /// the compressed bytes (each link carries them once; the tree's root sends them ceil(log2 n) times).
-/// Allreduce below kDoublingBelowBytes per rank: recursive doubling (doubling_preferred; never
-/// while that is 0).
+/// Allreduce on 2 or 4 ranks below kDoublingBelowBytes / log2(n) per rank: recursive doubling
+/// (doubling_preferred).
 [[nodiscard]] constexpr algorithm choose_algorithm(collective c, std::uint64_t bytes, int nranks) {
   detail::check_nranks("schedule::choose_algorithm", nranks);
   switch (c) {
     case collective::allreduce:
-      if (doubling_preferred(bytes)) return algorithm::recursive_doubling;
+      if (doubling_preferred(bytes, nranks)) return algorithm::recursive_doubling;
       return nranks <= kDirectMaxRanks ? algorithm::direct : algorithm::ring;
     case collective::reduce_scatter:
     case collective::reduce: return nranks <= kDirectMaxRanks ? algorithm::direct : algorithm::ring;
