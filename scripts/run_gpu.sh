@@ -43,10 +43,11 @@
 #                  the link's latency sweep 64 KiB-256 MiB
 #   --sanitize     compute-sanitizer on the GPU tests: memcheck and synccheck on SANITIZE_TESTS
 #                  (a Catch2 test spec; default every test but [large] and [perf]),
-#                  racecheck on SANITIZE_RACE_TESTS (default: the corruption and alignment cases
-#                  and Adaptive's RelBound round trips, racecheck being some 100 times slower),
-#                  and memcheck on 4 emulated ranks of test_corruption (no MPS; NCCL's own
-#                  kernels and API errors left out); any finding fails the step
+#                  racecheck on SANITIZE_RACE_TESTS (default: the corruption and alignment cases,
+#                  every coder's round trips and the zero_run tile tests, in parallel shards,
+#                  racecheck being some 100 times slower), and memcheck, racecheck and synccheck
+#                  on 4 emulated ranks of test_corruption (no MPS; NCCL's own kernels and API
+#                  errors left out); any finding fails the step
 #   --pack BUILD   on a machine that builds but has no GPU: copy BUILD's executables (stripped),
 #                  libcudart and its test list into ./prebuilt; a run that finds
 #                  ./prebuilt/tests.tsv uses those executables and builds nothing (no meson or
@@ -493,17 +494,39 @@ if has_mode sanitize; then
     cs=(compute-sanitizer --error-exitcode 1 --print-limit 20)
     gt=$bin/test/gpu_tests
     tests=${SANITIZE_TESTS:-~[large]~[perf]}
-    race=${SANITIZE_RACE_TESTS:-device decoder reports corrupted and mismatched chunks,device codec reads inputs at any element-aligned address,zero_run device decode: each bad field gets its status,device codec is bit-exact with the host reference - combo<RelAd*}
     step sanitize/memcheck 900 "${cs[@]}" --tool memcheck "$gt" "$tests"
     step sanitize/synccheck 900 "${cs[@]}" --tool synccheck "$gt" "$tests"
-    step sanitize/racecheck 900 "${cs[@]}" --tool racecheck "$gt" "$race"
-    # NCCL's kernels are NCCL's to check (and slow under the tool): left out where the option is;
-    # so are API errors, which NCCL's own probes for kernels of other architectures raise.
+    # racecheck is some 100 times slower: the corruption and alignment cases, every coder's round
+    # trips (one shard each, in parallel) and the zero_run tile tests, unless SANITIZE_RACE_TESTS.
+    bx="device codec is bit-exact with the host reference - combo<"
+    if [ -n "${SANITIZE_RACE_TESTS:-}" ]; then
+      race=("$SANITIZE_RACE_TESTS")
+    else
+      race=("device decoder reports corrupted and mismatched chunks,device codec reads inputs at any element-aligned address"
+        "[zero_run]~[perf]" "${bx}RelAd*" "${bx}RelFL*" "${bx}RelZR*" "${bx}RelHuf*" "${bx}Abs*")
+    fi
+    mkdir -p "$logs/sanitize"
+    # shellcheck disable=SC2016  # the script's own variables
+    step sanitize/racecheck 900 bash -c 'dir=$1 gt=$2 pids=() i=0 rc=0
+      shift 2
+      for spec in "$@"; do
+        compute-sanitizer --error-exitcode 1 --print-limit 20 --tool racecheck "$gt" "$spec" >"$dir/racecheck-$i.log" 2>&1 &
+        pids+=($!) i=$((i + 1))
+      done
+      for p in "${pids[@]}"; do wait "$p" || rc=1; done
+      grep -H -E "RACECHECK SUMMARY|^(All tests passed|test cases)" "$dir"/racecheck-*.log
+      exit $rc' _ "$logs/sanitize" "$gt" "${race[@]}"
+    # One 4-rank run of test_corruption under each tool. NCCL's kernels are NCCL's to check (and
+    # slow under the tools): left out where the option is; so are API errors, which NCCL's own
+    # probes for kernels of other architectures raise.
     skip_nccl=()
     compute-sanitizer --help 2>/dev/null | grep -q -- '--kernel-name-exclude' && skip_nccl=(--kernel-name-exclude kns=nccl)
-    step sanitize/memcheck-4ranks 600 "$src/scripts/emulated_cluster.sh" -n 4 --no-mps --timeout 590 \
-      --log-dir "$logs/sanitize/memcheck-4ranks.ranks" -- "${cs[@]}" --tool memcheck --report-api-errors no "${skip_nccl[@]}" \
-      "$bin/test/cluster/test_corruption"
+    for tool in memcheck racecheck synccheck; do
+      api=(); [ $tool = memcheck ] && api=(--report-api-errors no)
+      step sanitize/$tool-4ranks 600 "$src/scripts/emulated_cluster.sh" -n 4 --no-mps --timeout 590 \
+        --log-dir "$logs/sanitize/$tool-4ranks.ranks" -- "${cs[@]}" --tool $tool "${api[@]}" "${skip_nccl[@]}" \
+        "$bin/test/cluster/test_corruption"
+    done
   fi
 fi
 
