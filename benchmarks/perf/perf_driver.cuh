@@ -162,15 +162,22 @@ class driver {
 
   /// This rank's time per call of each of the -n iterations of every route, in ms, after -w untimed
   /// ones of each. The routes take turns, iteration by iteration, so all see the same state of the
-  /// machine (NCCL's own time over sockets drifts between calls by up to 1.8x).
+  /// machine (NCCL's own time over sockets drifts between calls by up to 1.8x), in an order that
+  /// changes from iteration to iteration: rotated, and every other one reversed, so that each
+  /// route follows each other one equally often (rotations alone keep the cyclic order, and with
+  /// it the route that precedes each).
   std::vector<std::vector<double>> time_ms(const std::vector<std::function<void()>>& routes) {
     for (const auto& route : routes)
       for (int i = 0; i < o_.warmup; ++i) route();
     const std::size_t k = routes.size(), turns = k * static_cast<std::size_t>(o_.iters);
+    const auto route_of = [k](std::size_t turn) {
+      const std::size_t iteration = turn / k, place = turn % k, rotation = iteration / 2 % k;
+      return iteration % 2 == 0 ? (rotation + place) % k : (rotation + k - 1 - place) % k;
+    };
     for (std::size_t i = 0; i < turns; ++i) {
       cc_.check(ncclAllReduce(scratch(), scratch(), 1, ncclDouble, ncclMax, cc_.comm(), stream_), "ncclAllReduce(barrier)");
       NCCLZ_CUDA_TRY(cudaEventRecord(start_[i].get(), stream_));
-      routes[i % k]();
+      routes[route_of(i)]();
       NCCLZ_CUDA_TRY(cudaEventRecord(stop_[i].get(), stream_));
       if (o_.blocking) cc_.synchronize(stream_);
     }
@@ -179,7 +186,7 @@ class driver {
     for (std::size_t i = 0; i < turns; ++i) {
       float t = 0;
       NCCLZ_CUDA_TRY(cudaEventElapsedTime(&t, start_[i].get(), stop_[i].get()));
-      ms[i % k].push_back(static_cast<double>(t) / o_.agg_iters);
+      ms[route_of(i)].push_back(static_cast<double>(t) / o_.agg_iters);
     }
     return ms;
   }
@@ -252,15 +259,19 @@ class driver {
       mine.max_err_nccl = c.nccl.max_err;
       mine.max_err_ncclz = c.ncclz.max_err;
     }
+    const std::vector<double> nccl_ms(times.begin(), times.begin() + iters);
+    const std::vector<double> ncclz_ms(times.begin() + iters, times.begin() + 2 * iters);
+    const std::vector<double> forced_ms(forced_ ? times.begin() + 2 * iters : times.end(), times.end());
     return row{s,
                sizeof(T),
                element<T>::name,
-               summarize({times.begin(), times.begin() + iters}),
-               summarize({times.begin() + iters, times.begin() + 2 * iters}),
+               summarize(nccl_ms),
+               summarize(ncclz_ms),
                gather(mine),
                info.coder,
                info.schedule,
-               forced_ ? std::optional(summarize({times.begin() + 2 * iters, times.end()})) : std::nullopt};
+               forced_ ? std::optional(summarize(forced_ms)) : std::nullopt,
+               forced_ ? paired_of_best(nccl_ms, ncclz_ms, forced_ms) : 1.0};
   }
 
   check_result check(const row_shape& s, double ncclz_bound) {

@@ -125,7 +125,8 @@ inline constexpr const char* usage = R"(usage: ncclz-perf [flags]   (one process
                            (default: the library's threshold)
   --route-check            also time the compressed route forced (autotune off), interleaved with NCCL's
                            and the library's own choice, and report the choice against the better of the
-                           two: a row over 5% slower is flagged, and the summary counts them
+                           two (median over iterations of the ratio within one iteration): a row over 5%
+                           slower is flagged, and the summary counts them
   --data DIR|FILE          real data: *.f32/*.f64 of DIR (or FILE), tiled from another offset on each rank
   --gen smooth|noise|gradient   generated input without --data (default smooth)
   --json FILE              one JSON object per size, and the run's configuration (rank 0 writes it)

@@ -374,7 +374,8 @@ TEST_CASE("perf: --route-check weighs the library's route against the better one
   const auto row_of = [](double nccl_us, double ncclz_us, double forced_us) {
     return ncclz::perf::row{ncclz::perf::shape_of(collective::allreduce, 1 << 20, 4, 2), 4, "float", {nccl_us, nccl_us, nccl_us},
                             {ncclz_us, ncclz_us, ncclz_us}, {ncclz::perf::rank_report{}, ncclz::perf::rank_report{}},
-                            "adaptive", "direct", ncclz::perf::timing{forced_us, forced_us, forced_us}};
+                            "adaptive", "direct", ncclz::perf::timing{forced_us, forced_us, forced_us},
+                            ncclz::perf::paired_of_best({nccl_us}, {ncclz_us}, {forced_us})};
   };
   const auto kept_nccl = row_of(100, 102, 300);    // within the margin of NCCL, the better
   const auto lost = row_of(200, 150, 120);          // 1.25x the forced route's time
@@ -397,4 +398,11 @@ TEST_CASE("perf: --route-check weighs the library's route against the better one
   CHECK(text.find("SLOWER") != std::string::npos);
   CHECK(text.find("1 of 2 rows more than 5% slower than the better route (worst 1.250)") != std::string::npos);
   CHECK(rep.row_json(lost).find("\"of_best\":1.25") != std::string::npos);
+
+  // Paired by iteration: a stretch that slows all three routes (iterations 2 and 3) does not
+  // count against the library's route; its own slow iteration alone does not decide either.
+  const std::vector<double> nccl{10, 30, 30, 10, 10}, forced{5, 15, 15, 5, 5};
+  CHECK(ncclz::perf::paired_of_best(nccl, {5, 15, 15, 5, 5}, forced) == Approx(1.0));
+  CHECK(ncclz::perf::paired_of_best(nccl, {5, 15, 15, 20, 5}, forced) == Approx(1.0));
+  CHECK(ncclz::perf::paired_of_best(nccl, {6, 18, 18, 6, 5}, forced) == Approx(1.2));
 }
