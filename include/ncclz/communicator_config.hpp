@@ -54,10 +54,11 @@ struct communicator_config {
   std::chrono::milliseconds timeout{std::chrono::minutes(2)};
   /// Calls whose per-rank input is smaller go to NCCL's own collective, uncompressed and exact
   /// (call_info::fallback says so): there the host waits for compressed sizes cost more than
-  /// compression saves. 0 compresses every call. The default comes from the collectives
-  /// benchmark (docs/benchmarks.md). As with NCCL, the ranks must agree on the count for the
-  /// fallback path, which does not check it.
-  std::size_t fallback_below_bytes = std::size_t{2} << 20;
+  /// compression saves. 0 compresses every call. The default is the least size at which a
+  /// compressed call was measured faster than NCCL (docs/design.md); above it the autotuner
+  /// decides. As with NCCL, the ranks must agree on the count for the fallback path, which does
+  /// not check it.
+  std::size_t fallback_below_bytes = std::size_t{1} << 20;
   /// Above that threshold, probe the routes for each collective, element size and size class
   /// (power of two of the bytes) and keep the fastest: NCCL's own collective and the compressed
   /// route with each coder the Codec may run (EntropyCoder<Auto>: FixedLength and Adaptive). A
