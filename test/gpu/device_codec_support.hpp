@@ -175,6 +175,8 @@ using AbsZR = ncclz::Codec<ncclz::Quantizer<ncclz::AbsBound>, ncclz::EntropyCode
 using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed8Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using Fixed4Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using Fixed8Huf = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Huffman>>;
 // Without tile checksums.
 using Unchecked = ncclz::Integrity<ncclz::NoChecksums>;
 using RelFLNoCheck = ncclz::Codec<ncclz::Quantizer<ncclz::RelBound>, ncclz::EntropyCoder<ncclz::FixedLength>, Unchecked>;

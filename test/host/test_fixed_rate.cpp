@@ -28,6 +28,9 @@ namespace fmt = ncclz::format;
 using Fixed8 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed4 = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::FixedLength>>;
 using Fixed8Raw = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Raw>>;
+using Fixed8Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using Fixed4Ad = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<4>>, ncclz::EntropyCoder<ncclz::Adaptive>>;
+using Fixed8Huf = ncclz::Codec<ncclz::Quantizer<ncclz::FixedRate<8>>, ncclz::EntropyCoder<ncclz::Huffman>>;
 using bytes = std::vector<std::byte>;
 using ncclz_test::fresh_seed;
 using ncclz_test::from_double;
@@ -203,6 +206,9 @@ TEMPLATE_TEST_CASE("FixedRate: reference codec round trip, per-block bound, head
     check_round_trip<Fixed8, T>(in);
     check_round_trip<Fixed4, T>(in);
     check_round_trip<Fixed8Raw, T>(in);
+    check_round_trip<Fixed8Ad, T>(in);
+    check_round_trip<Fixed4Ad, T>(in);
+    check_round_trip<Fixed8Huf, T>(in);
   }
   SECTION("8-bit codes of smooth data take well under 8 bits a value; a bound of 0 means Bits") {
     std::vector<T> in(65536);
@@ -258,6 +264,39 @@ TEMPLATE_TEST_CASE("FixedRate: a bad step table is a format_error", "[fixed_rate
     REQUIRE_THROWS_AS((ncclz::host::compress<Fixed4, T>(in, 8)), ncclz::invalid_argument);
     REQUIRE_THROWS_AS((ncclz::host::compress<Fixed8, T>(in, 1e-3)), ncclz::invalid_argument);
     REQUIRE_NOTHROW((ncclz::host::compress<Fixed4, T>(in, 4)));
+  }
+}
+
+TEMPLATE_TEST_CASE("FixedRate: huffman tiles code independent values' codes, and neighbours' deltas", "[fixed_rate][codec][huffman]",
+                   float, __nv_bfloat16) {
+  using T = TestType;
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  std::exponential_distribution<double> magnitude(1.0);
+  constexpr std::size_t kCount = 8 * fmt::kTileElements;
+  // Independent Laplace values, a scale per block (gradients): a delta of two codes spreads wider
+  // than either, so the codes themselves make the smaller huffman tile.
+  std::vector<T> independent(kCount), smooth(kCount);
+  for (std::size_t i = 0; i < kCount; ++i) {
+    const double scale = std::ldexp(1.0, static_cast<int>(i / fmt::kScaleBlockElements % 7) - 3);
+    independent[i] = from_double<T>((g() % 2 ? 1.0 : -1.0) * magnitude(g) * scale);
+    smooth[i] = from_double<T>(std::sin(static_cast<double>(i) * 2e-3) + 1e-3 * magnitude(g));
+  }
+  for (const bool huffman_alone : {false, true}) {
+    CAPTURE(huffman_alone);
+    const bytes c = huffman_alone ? ncclz::host::compress<Fixed8Huf, T>(independent, 8) : ncclz::host::compress<Fixed8Ad, T>(independent, 8);
+    const bytes fixed = ncclz::host::compress<Fixed8, T>(independent, 8);
+    const std::vector<std::size_t> modes = ncclz_test::tile_modes(c);
+    const std::size_t huffman_tiles = modes[static_cast<std::size_t>(ncclz::tile_mode::huffman)];
+    CAPTURE(modes, c.size(), fixed.size());
+    REQUIRE(huffman_tiles == 8);
+    REQUIRE(ncclz_test::codes_predictor_huffman_tiles(c) == huffman_tiles);
+    REQUIRE(c.size() * 10 < fixed.size() * 9);  // at least 10% smaller than the codes' deltas in fixed length
+    check_round_trip<Fixed8Ad, T>(independent);
+    const bytes s = huffman_alone ? ncclz::host::compress<Fixed8Huf, T>(smooth, 8) : ncclz::host::compress<Fixed8Ad, T>(smooth, 8);
+    CAPTURE(ncclz_test::tile_modes(s));
+    REQUIRE(ncclz_test::codes_predictor_huffman_tiles(s) == 0);
   }
 }
 

@@ -523,7 +523,7 @@ TEST_CASE("huffman tile: each corrupt field is a format_error that says what is 
   };
   REQUIRE_THAT(with([](bytes& t) { t[0] = std::byte{1}; }), Contains("not a huffman tile"));
   REQUIRE_THAT(with([](bytes& t) { t[1] = std::byte{1}; }), Contains("reserved"));
-  REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{2}; }), Contains("flags"));
+  REQUIRE_THAT(with([](bytes& t) { t[11] = std::byte{4}; }), Contains("flags"));
   const std::uint32_t literals = huffman_header_of(tile).last_literal + 1u;
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(literals - 1)); }), Contains("symbol count"));
   REQUIRE_THAT(with([&](bytes& t) { store<std::uint16_t>(t, 8, static_cast<std::uint16_t>(hf::max_symbols(literals) + 1)); }),

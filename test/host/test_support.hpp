@@ -203,18 +203,30 @@ inline std::vector<std::size_t> tile_modes(const std::vector<std::byte>& chunk) 
   return modes;
 }
 
-/// How many of a chunk's huffman tiles code their stream in sub-blocks of 128
-/// (format::huffman::is_halved).
-inline std::size_t halved_huffman_tiles(const std::vector<std::byte>& chunk) {
+/// How many of a chunk's huffman tiles have a huffman header for which `holds` is true.
+template <class Predicate>
+std::size_t huffman_tiles_where(const std::vector<std::byte>& chunk, Predicate holds) {
   namespace hf = ncclz::format::huffman;
   const auto h = ncclz::detail::parse_header(chunk.data(), chunk.size());
-  std::size_t halved = 0;
+  std::size_t n = 0;
   for (std::uint32_t t = 0; t < h.tile_count; ++t) {
     if (tile_mode_of(chunk, t) != static_cast<std::uint8_t>(ncclz::tile_mode::huffman)) continue;
     const std::uint64_t header_at = sizeof(ncclz::format::chunk_header) + tile_offset_of(chunk, t) + sizeof(ncclz::format::tile_header);
-    halved += hf::is_halved(load<hf::huffman_header>(chunk, header_at));
+    n += holds(load<hf::huffman_header>(chunk, header_at)) ? 1 : 0;
   }
-  return halved;
+  return n;
+}
+
+/// How many of a chunk's huffman tiles code their stream in sub-blocks of 128
+/// (format::huffman::is_halved).
+inline std::size_t halved_huffman_tiles(const std::vector<std::byte>& chunk) {
+  return huffman_tiles_where(chunk, ncclz::format::huffman::is_halved);
+}
+
+/// How many of a chunk's huffman tiles code the codes themselves, not their deltas
+/// (format::huffman::kCodesPredictor).
+inline std::size_t codes_predictor_huffman_tiles(const std::vector<std::byte>& chunk) {
+  return huffman_tiles_where(chunk, ncclz::format::huffman::uses_codes_predictor);
 }
 
 /// How many of a chunk's huffman tiles hold a used escape class whose code and escape bits take

@@ -27,6 +27,11 @@ inline constexpr std::uint64_t kBitsPerCodeLength = 4;
 
 /// huffman_header::flags: the tile's sub-blocks are halves, 128 values each (64 a full tile).
 inline constexpr std::uint8_t kHalvedSubblocks = 1;
+/// huffman_header::flags: the symbols code each element's code itself, zig-zagged, not its delta
+/// from the element before (element 0 is the tile header's base either way). Encoders set it for
+/// blockwise quantizers (FixedRate), where neighbouring gradients are close to independent and a
+/// delta spreads twice as wide as the codes it joins; they pick it per tile, by the gate's sample.
+inline constexpr std::uint8_t kCodesPredictor = 2;
 inline constexpr std::uint32_t kHalfSubblockElements = kSubblockElements / 2;
 inline constexpr std::uint32_t kMaxTileSubblocks = 2 * kTileSubblocks;  // 64
 
@@ -34,14 +39,18 @@ inline constexpr std::uint32_t kMaxTileSubblocks = 2 * kTileSubblocks;  // 64
 struct huffman_header {
   std::uint16_t symbols;      ///< code lengths stored: the literals, then escape classes
   std::uint8_t last_literal;  ///< L - 1: deltas below L (1..256) are literals, the others escape by width
-  std::uint8_t flags;         ///< kHalvedSubblocks or zero
+  std::uint8_t flags;         ///< kHalvedSubblocks, kCodesPredictor, both or neither
 };
 static_assert(sizeof(huffman_header) == 4);
 
-/// The flags byte of a tile cut in half sub-blocks or in 256s, and what a reader takes from it.
-constexpr std::uint8_t flags_for(bool halved) { return halved ? kHalvedSubblocks : std::uint8_t{0}; }
+/// The flags byte of a tile cut in half sub-blocks or in 256s, coding codes or deltas, and what a
+/// reader takes from it.
+constexpr std::uint8_t flags_for(bool halved, bool codes) {
+  return static_cast<std::uint8_t>((halved ? kHalvedSubblocks : 0u) | (codes ? kCodesPredictor : 0u));
+}
 constexpr bool is_halved(const huffman_header& h) { return (h.flags & kHalvedSubblocks) != 0; }
-constexpr bool has_unknown_flags(const huffman_header& h) { return (h.flags & ~kHalvedSubblocks) != 0; }
+constexpr bool uses_codes_predictor(const huffman_header& h) { return (h.flags & kCodesPredictor) != 0; }
+constexpr bool has_unknown_flags(const huffman_header& h) { return (h.flags & ~(kHalvedSubblocks | kCodesPredictor)) != 0; }
 
 /// A decoder parses each sub-block's stream on one thread, a code at a time, so a tile's parse is
 /// as long as its sub-blocks: a wide stream (8 bits a value or more: noise, fine bounds) is coded

@@ -48,22 +48,25 @@ constexpr std::uint64_t max_tile_bytes(std::uint32_t elements, std::uint32_t val
       .total;
 }
 
-/// A tile's zig-zagged code deltas (as the fixed-length mode codes them) and its outliers.
-/// Element 0's delta is 0 by definition (`base` holds its code) and is not coded: zigzagged[i]
-/// is the delta of element i + 1. (Coding it would cost a constant or ramp tile a second symbol,
-/// and a bit a value.)
+/// A tile's zig-zagged code deltas (as the fixed-length mode codes them), or with `codes` its
+/// zig-zagged codes (format::huffman::kCodesPredictor), and its outliers. Element 0 is not coded
+/// (`base` holds its code): zigzagged[i] is element i + 1's. (Coding it would cost a constant or
+/// ramp tile a second symbol, and a bit a value.)
 struct tile_deltas {
   std::vector<std::uint32_t> zigzagged;
   std::vector<std::uint16_t> outlier_index;
   std::int32_t base = 0;
+  bool codes = false;
 };
 
 /// `block_p`, when not null, holds the parameters of each scale block of the tile (blockwise
-/// quantizers: FixedRate), used instead of `p`.
+/// quantizers: FixedRate), used instead of `p`; `codes`: the codes predictor.
 template <class Codec, class T>
-tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p, const quant_params<T>* block_p = nullptr) {
+tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p, const quant_params<T>* block_p = nullptr,
+                      bool codes = false) {
   using Q = typename Codec::quantizer;
   tile_deltas d;
+  d.codes = codes;
   std::uint32_t prev = 0;
   for (std::size_t i = 0; i < values.size(); ++i) {
     std::int32_t code = 0;
@@ -72,7 +75,7 @@ tile_deltas deltas_of(std::span<const T> values, const quant_params<T>& p, const
       d.outlier_index.push_back(static_cast<std::uint16_t>(i));
     }
     if (i == 0) d.base = code;
-    else d.zigzagged.push_back(format::zigzag(static_cast<std::int32_t>(static_cast<std::uint32_t>(code) - prev)));
+    else d.zigzagged.push_back(format::zigzag(codes ? code : static_cast<std::int32_t>(static_cast<std::uint32_t>(code) - prev)));
     prev = static_cast<std::uint32_t>(code);
   }
   return d;
@@ -338,7 +341,7 @@ std::vector<std::byte> encode_tile_with(std::span<const T> values, const tile_de
   std::vector<std::byte> out(l.total);
   put(out, 0, format::tile_header{kTileMode, 0, static_cast<std::uint16_t>(outliers), d.base});
   put(out, sizeof(format::tile_header), huffman_header{static_cast<std::uint16_t>(symbols), static_cast<std::uint8_t>(literals - 1),
-                                                      flags_for(halved)});
+                                                      flags_for(halved, d.codes)});
   for (std::uint32_t s = 0; s < symbols; ++s) {
     out[l.code_lengths + s / 2] |= static_cast<std::byte>(book.lengths[s] << (4 * (s % 2)));
   }
@@ -377,6 +380,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
   if (th.reserved != 0) corrupt_tile(tile, "has a nonzero reserved byte (huffman)");
   if (has_unknown_flags(hh)) corrupt_tile(tile, "has unknown huffman flags");
   const std::uint32_t literals = hh.last_literal + 1u;
+  const bool codes = uses_codes_predictor(hh);
   if (hh.symbols < literals || hh.symbols > max_symbols(literals)) {
     corrupt_tile(tile, "has a Huffman symbol count outside L..L + 33 - bit_width(L) (L literals)");
   }
@@ -418,7 +422,7 @@ void decode_tile(std::span<const std::byte> tile_bytes, std::uint64_t tile, cons
           if (bit_width(z) != width) corrupt_tile(tile, "has a Huffman escape past its width class");
         }
       }
-      code += static_cast<std::uint32_t>(format::unzigzag(z));
+      code = (codes ? 0u : code) + static_cast<std::uint32_t>(format::unzigzag(z));
       out[i] = Q::template dequantize<T>(static_cast<std::int32_t>(code), params_at(i));
     }
     if (at != subblock_start[b + 1]) {

@@ -143,13 +143,24 @@ std::uint64_t encode_tile(std::span<const T> values, const quant_params<T>& p, s
     }
   }
   if constexpr (Coder::tries_huffman) {
-    const huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p, block_p);
+    huffman::tile_deltas d = huffman::deltas_of<Codec>(values, p, block_p);
+    std::uint64_t gate = huffman::gate_tile_bytes(d, elements, sizeof(T));
+    if constexpr (is_blockwise_v<typename Codec::quantizer>) {
+      // Blockwise codes (FixedRate): the codes predictor where the gate's sample puts it strictly
+      // smaller (format::huffman::kCodesPredictor).
+      huffman::tile_deltas c = huffman::deltas_of<Codec>(values, p, block_p, true);
+      const std::uint64_t codes_gate = huffman::gate_tile_bytes(c, elements, sizeof(T));
+      if (codes_gate < gate) {
+        d = std::move(c);
+        gate = codes_gate;
+      }
+    }
     const auto beats_the_others = [&](std::uint64_t bytes) {
       return (!have || bytes < bar) && (zero_run_tile.empty() || bytes < zero_run_tile.size());
     };
     // Adaptive estimates only where its gate's sample does not already put huffman over what it
     // must beat (tuning::huffman_gate_tile_bytes).
-    if (!Coder::tries_fixed_length || beats_the_others(huffman::gate_tile_bytes(d, elements, sizeof(T)))) {
+    if (!Coder::tries_fixed_length || beats_the_others(gate)) {
       const huffman::tile_estimate e = huffman::estimate_tile(d, elements, sizeof(T));
       if (beats_the_others(e.bytes)) consider(huffman::encode_tile_with<T>(values, d, e.literals));
     }

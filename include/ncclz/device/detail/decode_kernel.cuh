@@ -205,7 +205,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
 #pragma unroll
   for (int i = 0; i < 32; ++i) running[i] = 0;
   std::uint64_t outlier_index_at = 0, outlier_values_at = 0;
-  bool values_are_codes = false;  // zero_run's codes predictor; otherwise deltas from the tile's base
+  bool values_are_codes = false;  // the codes predictor (zero_run, huffman); otherwise deltas from the tile's base
   // A checked fixed_length tile: this thread's check terms of the words it reads, and the part of
   // the tile (the outlier list) the block reads for the checksum alone.
   bool verify_fixed = false;
@@ -273,6 +273,9 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
         return;
       }
       load_subblock_rows(s.stage, block_count, running);
+      // The codes predictor (FixedRate): the values are the codes, element 0 the tile's base.
+      values_are_codes = format::huffman::uses_codes_predictor(s.huffman.header);
+      if (values_are_codes && threadIdx.x == 0) running[0] = format::zigzag(static_cast<std::int32_t>(base));
     }
   } else if (Coder::tries_zero_run && mode == static_cast<std::uint8_t>(tile_mode::zero_run)) {
     if constexpr (Coder::tries_zero_run) {
@@ -301,7 +304,7 @@ __global__ void __launch_bounds__(kTileThreads) decode_kernel(const std::byte* _
     if (lane == 0) s.warp_checks[warp_index] = check_sum;
   }
 
-  // Codes: the values themselves (zero_run's codes predictor), or the tile base + the deltas of all
+  // Codes: the values themselves (the codes predictor), or the tile base + the deltas of all
   // earlier blocks + the running sum within the block.
   std::uint32_t before = 0;
   if (values_are_codes) {

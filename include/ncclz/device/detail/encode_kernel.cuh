@@ -324,19 +324,58 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   }
   [[maybe_unused]] tile::huffman::plan huffman_plan{};
   [[maybe_unused]] std::uint32_t huffman_offset = 0;
+  // Blockwise codes (FixedRate) try huffman on the codes as well as on their deltas
+  // (format::huffman::kCodesPredictor): the gate's sample of each decides, the codes where strictly
+  // smaller (the host reference's rule). zz then holds the codes until the tile's mode is known.
+  constexpr bool kChoosePredictor = Coder::tries_huffman && is_blockwise_v<Q>;
+  [[maybe_unused]] bool zz_codes = false;
+  [[maybe_unused]] const auto zz_from_stage = [&](bool codes) {
+    std::int32_t prev = block_before;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const std::int32_t q = code_or_zero(stage[lane][i]);
+      zz[i] = static_cast<std::uint32_t>(i) < block_count
+                  ? format::zero_run::predict(q, prev, codes ? format::zero_run::predictor::codes : format::zero_run::predictor::deltas)
+                  : 0u;
+      prev = q;
+    }
+    // The tile's first value is not coded (base holds it): emit_stream needs its zz 0, as its delta is.
+    if (codes && threadIdx.x == 0) zz[0] = 0u;
+  };
   if constexpr (Coder::tries_huffman) {
     // Adaptive estimates only where its gate's sample does not already put huffman over what it
     // must beat (tuning::huffman_gate_tile_bytes).
     constexpr bool kGate = Coder::tries_fixed_length;
     const std::uint64_t to_beat = min(entropy_bar, zero_run_plan.bytes);
+    // zero_run's shortcut reasons on deltas; a codes tile can be smaller than it allows.
+    if (kChoosePredictor) huffman_cannot_win = false;
+    std::uint64_t gate = 0;
+    if (kChoosePredictor && kCodeTiles) {
+      gate = tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers);
+      tile::huffman::begin_estimate(s.huffman);  // the gate's reads of the histogram are behind its barriers
+      __syncthreads();
+      zz_from_stage(true);
+      const std::uint64_t codes_gate = tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers);
+      zz_codes = codes_gate < gate;
+      if (zz_codes) {
+        gate = codes_gate;
+      } else {  // the deltas' sample counted again
+        tile::huffman::begin_estimate(s.huffman);
+        __syncthreads();
+        zz_from_stage(false);
+        gate = tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers);
+      }
+    }
     if (kCodeTiles && !huffman_cannot_win &&
-        (!kGate || tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers) < to_beat)) {
-      const tile::huffman::estimate e = tile::huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kGate);
+        (!kGate || (kChoosePredictor ? gate : tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers)) < to_beat)) {
+      const tile::huffman::estimate e =
+          tile::huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kGate || kChoosePredictor);
       if (e.bytes < to_beat) {
         // Past either, the tile is of no use: it must come under the bar, and zero_run wins a tie
         // only where it is strictly smaller (below).
         const std::uint64_t give_up_at = min(entropy_bar, zero_run_plan.bytes == kNone ? kNone : zero_run_plan.bytes + 1);
         huffman_plan = tile::huffman::build_tile<T>(s.huffman, zz, block_count, e, elements, outliers, huffman_offset, give_up_at);
+        huffman_plan.codes = zz_codes;
         if (huffman_plan.layout.total < entropy_bar) {
           mode = tile_mode::huffman;
           tile_bytes = huffman_plan.layout.total;
@@ -352,6 +391,9 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   if (Source::allows_raw && (!kCodeTiles || raw_bytes <= tile_bytes)) {
     mode = tile_mode::raw;
     tile_bytes = raw_bytes;
+  }
+  if constexpr (kChoosePredictor) {
+    if (zz_codes && mode == tile_mode::fixed_length) zz_from_stage(false);  // fixed_length codes deltas
   }
 
   const tile::fixed_length::block_place place = [&] {

@@ -114,6 +114,7 @@ struct plan {
   std::uint64_t stream_bits;
   bool halved;  ///< sub-blocks of 128 (format::huffman::halves_subblocks)
   bool codes_fit_word;  ///< every used symbol's code and escape take 32 bits or fewer (emit_stream)
+  bool codes;           ///< zz held codes, not deltas (format::huffman::kCodesPredictor); the encoder sets it
   tile_layout layout;  ///< layout.total: ~0 where build_tile gave up (no tile was built)
 };
 
@@ -554,7 +555,7 @@ __device__ __forceinline__ void write_tile(const encode_shared& s, const plan& p
     *reinterpret_cast<tile_header*>(tile) =
         tile_header{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
     *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) =
-        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), flags_for(pl.halved)};
+        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), flags_for(pl.halved, pl.codes)};
   }
   // Code-length nibbles, sub-block lengths and the padding between: one byte a thread.
   const std::uint32_t subblocks = tile_subblocks(elements, pl.halved);
