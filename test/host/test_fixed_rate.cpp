@@ -14,6 +14,7 @@
 #include <random>
 #include <span>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ncclz/codec.hpp"
@@ -283,9 +284,11 @@ TEMPLATE_TEST_CASE("FixedRate: huffman tiles code independent values' codes, and
     independent[i] = from_double<T>((g() % 2 ? 1.0 : -1.0) * magnitude(g) * scale);
     smooth[i] = from_double<T>(std::sin(static_cast<double>(i) * 2e-3) + 1e-3 * magnitude(g));
   }
-  for (const bool huffman_alone : {false, true}) {
-    CAPTURE(huffman_alone);
-    const bytes c = huffman_alone ? ncclz::host::compress<Fixed8Huf, T>(independent, 8) : ncclz::host::compress<Fixed8Ad, T>(independent, 8);
+  // With huffman as one of Adaptive's modes, and alone.
+  const auto check_codec = [&](auto codec) {
+    using C = typename decltype(codec)::type;
+    CAPTURE(C::coder::name);
+    const bytes c = ncclz::host::compress<C, T>(independent, 8);
     const bytes fixed = ncclz::host::compress<Fixed8, T>(independent, 8);
     const std::vector<std::size_t> modes = ncclz_test::tile_modes(c);
     const std::size_t huffman_tiles = modes[static_cast<std::size_t>(ncclz::tile_mode::huffman)];
@@ -293,11 +296,14 @@ TEMPLATE_TEST_CASE("FixedRate: huffman tiles code independent values' codes, and
     REQUIRE(huffman_tiles == 8);
     REQUIRE(ncclz_test::codes_predictor_huffman_tiles(c) == huffman_tiles);
     REQUIRE(c.size() * 10 < fixed.size() * 9);  // at least 10% smaller than the codes' deltas in fixed length
-    check_round_trip<Fixed8Ad, T>(independent);
-    const bytes s = huffman_alone ? ncclz::host::compress<Fixed8Huf, T>(smooth, 8) : ncclz::host::compress<Fixed8Ad, T>(smooth, 8);
+    check_round_trip<C, T>(independent);
+    const bytes s = ncclz::host::compress<C, T>(smooth, 8);
     CAPTURE(ncclz_test::tile_modes(s));
     REQUIRE(ncclz_test::codes_predictor_huffman_tiles(s) == 0);
-  }
+    check_round_trip<C, T>(smooth);
+  };
+  check_codec(std::type_identity<Fixed8Ad>{});
+  check_codec(std::type_identity<Fixed8Huf>{});
 }
 
 TEST_CASE("FixedRate: the collectives' segments and pipeline parts start on scale-block boundaries", "[fixed_rate][schedule]") {

@@ -257,6 +257,21 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
     tile_bytes = trial_layout.total;
     entropy_bar = Coder::tries_fixed_length ? tuning::entropy_bar(trial_layout.total) : trial_layout.total;
   }
+  // This block's deltas (or codes) into zz again, from the stage's codes: where a step would hold
+  // them through its own work instead, they took registers there and spilled.
+  [[maybe_unused]] const auto zz_from_stage = [&](bool codes) {
+    std::int32_t prev = block_before;
+#pragma unroll
+    for (int i = 0; i < 32; ++i) {
+      const std::int32_t q = code_or_zero(stage[lane][i]);
+      zz[i] = static_cast<std::uint32_t>(i) < block_count
+                  ? format::zero_run::predict(q, prev, codes ? format::zero_run::predictor::codes : format::zero_run::predictor::deltas)
+                  : 0u;
+      prev = q;
+    }
+    // The tile's first value is not coded (base holds it): emit_stream needs its zz 0, as its delta is.
+    if (codes && threadIdx.x == 0) zz[0] = 0u;
+  };
   [[maybe_unused]] tile::zero_run::plan zero_run_plan{kNone, 0, 0};
   [[maybe_unused]] bool huffman_cannot_win = false;
   if constexpr (Coder::tries_zero_run) {
@@ -302,17 +317,9 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
     }
     if (kCodeTiles && measure_zero_run) {
       zero_run_plan = tile::zero_run::measure<T>(s.zero_run, s.stage, elements, outliers);
-      if constexpr (Coder::tries_huffman || Coder::tries_fixed_length) {
-        // The deltas again from the stage (measuring leaves it as it was): holding them through
-        // measure cost 32 registers there and spilled (ncu, ptxas: 176 bytes).
-        std::int32_t prev = block_before;
-#pragma unroll
-        for (int i = 0; i < 32; ++i) {
-          const std::int32_t q = code_or_zero(stage[lane][i]);
-          zz[i] = static_cast<std::uint32_t>(i) < block_count ? format::zero_run::predict(q, prev, format::zero_run::predictor::deltas) : 0u;
-          prev = q;
-        }
-      }
+      // The deltas again from the stage (measuring leaves it as it was): holding them through
+      // measure cost 32 registers there and spilled (ncu, ptxas: 176 bytes).
+      if constexpr (Coder::tries_huffman || Coder::tries_fixed_length) zz_from_stage(false);
       // Some coded deltas zero and some not (zero_deltas counts element 0's, which huffman does
       // not code): its tile costs a bit a value at least. Where zero_run is already smaller,
       // huffman would lose (ties go to huffman: strictly smaller), so its histogram and codebook
@@ -329,19 +336,6 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   // smaller (the host reference's rule). zz then holds the codes until the tile's mode is known.
   constexpr bool kChoosePredictor = Coder::tries_huffman && is_blockwise_v<Q>;
   [[maybe_unused]] bool zz_codes = false;
-  [[maybe_unused]] const auto zz_from_stage = [&](bool codes) {
-    std::int32_t prev = block_before;
-#pragma unroll
-    for (int i = 0; i < 32; ++i) {
-      const std::int32_t q = code_or_zero(stage[lane][i]);
-      zz[i] = static_cast<std::uint32_t>(i) < block_count
-                  ? format::zero_run::predict(q, prev, codes ? format::zero_run::predictor::codes : format::zero_run::predictor::deltas)
-                  : 0u;
-      prev = q;
-    }
-    // The tile's first value is not coded (base holds it): emit_stream needs its zz 0, as its delta is.
-    if (codes && threadIdx.x == 0) zz[0] = 0u;
-  };
   if constexpr (Coder::tries_huffman) {
     // Adaptive estimates only where its gate's sample does not already put huffman over what it
     // must beat (tuning::huffman_gate_tile_bytes).
@@ -359,17 +353,21 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
       zz_codes = codes_gate < gate;
       if (zz_codes) {
         gate = codes_gate;
-      } else {  // the deltas' sample counted again
-        tile::huffman::begin_estimate(s.huffman);
-        __syncthreads();
+      } else {
+        // The deltas win: their gate is known, and the estimate, if the tile gets that far,
+        // counts all of them afresh (a third pass over the sample would be paid on every tile).
         zz_from_stage(false);
-        gate = tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers);
       }
     }
     if (kCodeTiles && !huffman_cannot_win &&
         (!kGate || (kChoosePredictor ? gate : tile::huffman::gate_tile_bytes<T>(s.huffman, zz, block_count, elements, outliers)) < to_beat)) {
+      // The histogram holds the sample of what zz holds, except where the deltas beat the codes.
+      if (kChoosePredictor && !zz_codes) {
+        tile::huffman::begin_estimate(s.huffman);
+        __syncthreads();
+      }
       const tile::huffman::estimate e =
-          tile::huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kGate || kChoosePredictor);
+          tile::huffman::estimate_tile<T>(s.huffman, zz, block_count, elements, outliers, kChoosePredictor ? zz_codes : kGate);
       if (e.bytes < to_beat) {
         // Past either, the tile is of no use: it must come under the bar, and zero_run wins a tie
         // only where it is strictly smaller (below).
