@@ -445,9 +445,11 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
     }
   }
   [[maybe_unused]] const std::uint32_t* staged_stream = nullptr;
+  // A huffman tile's stream is staged in shared memory where it fits (nearly always).
+  [[maybe_unused]] const auto stream_staged = [&] { return tile::huffman::stream_words(huffman_plan) <= sizeof(s.stage) / 4; };
   if constexpr (Coder::tries_huffman) {
     auto* scratch = reinterpret_cast<std::uint32_t*>(s.stage);  // free: a huffman tile's deltas are in zz
-    if (mode == tile_mode::huffman && tile::huffman::stream_words(huffman_plan) <= sizeof(s.stage) / 4) {
+    if (mode == tile_mode::huffman && stream_staged()) {
       tile::huffman::emit_stream(s.huffman, huffman_plan, zz, block_count, huffman_offset, scratch);
       staged_stream = scratch;
     }
@@ -517,11 +519,22 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   }
   if constexpr (Coder::tries_huffman) {
     if (mode == tile_mode::huffman) {
-      tile::huffman::write_tile(s.huffman, huffman_plan, elements, outliers, base, dst, zz, block_count, huffman_offset,
-                          staged_stream);
-      write_outliers<T>(in, dst, huffman_plan.layout.outlier_index, huffman_plan.layout.outlier_values,
-                        huffman_plan.layout.total, outliers, outliers_before, outlier_bits, first, tile_first);
-      if constexpr (kChecked) seal(0u, dst, 0, huffman_plan.layout.total);  // its words, read back
+      const format::huffman::tile_layout& layout = huffman_plan.layout;
+      // Words written in another layout than the thread's own are read back: the outlier list,
+      // and a stream emitted in place by several threads a word. Without outliers, the words after
+      // the stream are zero (one at most: the tile's end is 8-aligned).
+      [[maybe_unused]] const auto read_from = static_cast<std::uint32_t>(
+          !stream_staged() ? layout.stream : outliers > 0 ? layout.outlier_index : layout.total);
+      [[maybe_unused]] std::uint32_t sum = tile::huffman::write_tile<kChecked>(
+          s.huffman, huffman_plan, elements, outliers, base, dst, zz, block_count, huffman_offset, staged_stream);
+      write_outliers<T>(in, dst, layout.outlier_index, layout.outlier_values, layout.total, outliers, outliers_before,
+                        outlier_bits, first, tile_first);
+      if constexpr (kChecked) {
+        if (threadIdx.x == 0 && outliers == 0 && layout.total > layout.outlier_index) {
+          sum += format::check_term(0, static_cast<std::uint32_t>(layout.outlier_index / 4));
+        }
+        seal(sum, dst, read_from, layout.total);
+      }
       return;
     }
   }

@@ -20,6 +20,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <type_traits>
 
 #include "ncclz/block/block_scan.cuh"
@@ -545,42 +546,65 @@ __device__ __forceinline__ void emit_stream(const encode_shared& s, const plan& 
 
 /// Step 4b, by all 256 threads: everything of the tile before its outlier arrays. `tile` is
 /// 8-byte aligned global memory; `staged` holds the stream (emit_stream, after a barrier), or is
-/// null, and the stream is emitted into the tile directly.
-__device__ __forceinline__ void write_tile(const encode_shared& s, const plan& pl, std::uint32_t elements,
-                                           std::uint32_t outliers, std::int32_t base, std::byte* tile,
-                                           const std::uint32_t (&zz)[32], std::uint32_t count, std::uint32_t offset,
-                                           const std::uint32_t* staged) {
+/// null, and the stream is emitted into the tile directly. With `kChecked`, returns this thread's
+/// check terms of the words it wrote whole: the headers, the code lengths and sub-block lengths,
+/// and a staged stream (an unstaged one is ORed together by several threads: read it back).
+template <bool kChecked>
+__device__ __forceinline__ std::uint32_t write_tile(const encode_shared& s, const plan& pl, std::uint32_t elements,
+                                                    std::uint32_t outliers, std::int32_t base, std::byte* tile,
+                                                    const std::uint32_t (&zz)[32], std::uint32_t count, std::uint32_t offset,
+                                                    const std::uint32_t* staged) {
   const tile_layout& l = pl.layout;
+  std::uint32_t sum = 0;
   if (threadIdx.x == 0) {
-    *reinterpret_cast<tile_header*>(tile) =
-        tile_header{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
-    *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) =
-        huffman_header{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1), flags_for(pl.halved, pl.codes)};
+    const tile_header th{static_cast<std::uint8_t>(tile_mode::huffman), 0, static_cast<std::uint16_t>(outliers), base};
+    const huffman_header hh{static_cast<std::uint16_t>(pl.symbols), static_cast<std::uint8_t>(pl.literals - 1),
+                            flags_for(pl.halved, pl.codes)};
+    *reinterpret_cast<tile_header*>(tile) = th;
+    *reinterpret_cast<huffman_header*>(tile + sizeof(tile_header)) = hh;
+    if constexpr (kChecked) {
+      std::uint32_t words[3];
+      static_assert(sizeof(th) + sizeof(hh) == sizeof words);
+      memcpy(words, &th, sizeof th);
+      memcpy(words + 2, &hh, sizeof hh);
+      for (std::uint32_t w = 0; w < 3; ++w) sum += format::check_term(words[w], w);
+    }
   }
-  // Code-length nibbles, sub-block lengths and the padding between: one byte a thread.
+  // Code-length nibbles, sub-block lengths and the padding between: a word a thread.
+  static_assert(sizeof(tile_header) + sizeof(huffman_header) == 12, "the code lengths start at word 3");
   const std::uint32_t subblocks = tile_subblocks(elements, pl.halved);
-  for (std::uint64_t at = l.code_lengths + threadIdx.x; at < l.stream; at += kTileThreads) {
-    std::uint32_t byte = 0;
+  const auto byte_at = [&](std::uint64_t at) -> std::uint32_t {
     if (at < l.subblock_bits) {
       const std::uint64_t k = 2 * (at - l.code_lengths);
+      std::uint32_t byte = 0;
       if (k < pl.symbols) byte = s.length[k];
       if (k + 1 < pl.symbols) byte |= static_cast<std::uint32_t>(s.length[k + 1]) << 4;
-    } else {
-      const std::uint64_t b = (at - l.subblock_bits) / 2;
-      if (b < subblocks) {
-        const std::uint32_t bits = pl.halved ? s.half_subblock_bits[b]
-                                             : std::uint32_t{s.half_subblock_bits[2 * b]} + s.half_subblock_bits[2 * b + 1];
-        byte = (bits >> (8 * ((at - l.subblock_bits) % 2))) & 0xFFu;
-      }
+      return byte;
     }
-    tile[at] = static_cast<std::byte>(byte);
+    const std::uint64_t b = (at - l.subblock_bits) / 2;
+    if (b >= subblocks) return 0;
+    const std::uint32_t bits =
+        pl.halved ? s.half_subblock_bits[b] : std::uint32_t{s.half_subblock_bits[2 * b]} + s.half_subblock_bits[2 * b + 1];
+    return (bits >> (8 * ((at - l.subblock_bits) % 2))) & 0xFFu;
+  };
+  auto* tile_words = reinterpret_cast<std::uint32_t*>(tile);
+  for (std::uint64_t w = l.code_lengths / 4 + threadIdx.x; w < l.stream / 4; w += kTileThreads) {
+    const std::uint32_t word = byte_at(4 * w) | byte_at(4 * w + 1) << 8 | byte_at(4 * w + 2) << 16 | byte_at(4 * w + 3) << 24;
+    tile_words[w] = word;
+    if constexpr (kChecked) sum += format::check_term(word, static_cast<std::uint32_t>(w));
   }
-  auto* words = reinterpret_cast<std::uint32_t*>(tile + l.stream);
+  auto* words = tile_words + l.stream / 4;
   if (staged != nullptr) {
-    for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) words[k] = staged[k];
+    const auto first_word = static_cast<std::uint32_t>(l.stream / 4);
+    for (std::uint32_t k = threadIdx.x; k < stream_words(pl); k += kTileThreads) {
+      const std::uint32_t word = staged[k];
+      words[k] = word;
+      if constexpr (kChecked) sum += format::check_term(word, first_word + k);
+    }
   } else {
     emit_stream(s, pl, zz, count, offset, words);
   }
+  return sum;
 }
 
 }  // namespace device::detail::tile::huffman
