@@ -510,8 +510,7 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
     if (threadIdx.x < raw_bytes - used) dst[used + threadIdx.x] = std::byte{0};
     if constexpr (kChecked) {
       if (threadIdx.x == 0) {  // the header's words (all zero) and the padding's whole words after the values
-        sum += format::check_term(0, 0) + format::check_term(0, 1);
-        for (std::uint64_t w = (used + 3) / 4; w < raw_bytes / 4; ++w) sum += format::check_term(0, static_cast<std::uint32_t>(w));
+        sum += format::check_term(0, 0) + format::check_term(0, 1) + zero_word_terms(used, raw_bytes);
       }
       seal(sum, dst, raw_bytes, raw_bytes);
     }
@@ -522,7 +521,7 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
       const format::huffman::tile_layout& layout = huffman_plan.layout;
       // Words written in another layout than the thread's own are read back: the outlier list,
       // and a stream emitted in place by several threads a word. Without outliers, the words after
-      // the stream are zero (one at most: the tile's end is 8-aligned).
+      // the stream are zero.
       [[maybe_unused]] const auto read_from = static_cast<std::uint32_t>(
           !stream_staged() ? layout.stream : outliers > 0 ? layout.outlier_index : layout.total);
       [[maybe_unused]] std::uint32_t sum = tile::huffman::write_tile<kChecked>(
@@ -530,9 +529,7 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
       write_outliers<T>(in, dst, layout.outlier_index, layout.outlier_values, layout.total, outliers, outliers_before,
                         outlier_bits, first, tile_first);
       if constexpr (kChecked) {
-        if (threadIdx.x == 0 && outliers == 0 && layout.total > layout.outlier_index) {
-          sum += format::check_term(0, static_cast<std::uint32_t>(layout.outlier_index / 4));
-        }
+        if (threadIdx.x == 0 && outliers == 0) sum += zero_word_terms(layout.outlier_index, layout.total);
         seal(sum, dst, read_from, layout.total);
       }
       return;
@@ -579,9 +576,7 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
     if (threadIdx.x == 0) {  // the tile header's words, and without outliers the zero words after the planes
       sum += format::check_term(static_cast<std::uint32_t>(tile_mode::fixed_length) | outliers << 16, 0) +
              format::check_term(static_cast<std::uint32_t>(base), 1);
-      if (outliers == 0) {
-        for (std::uint64_t w = layout.outlier_index / 4; w < layout.total / 4; ++w) sum += format::check_term(0, static_cast<std::uint32_t>(w));
-      }
+      if (outliers == 0) sum += zero_word_terms(layout.outlier_index, layout.total);
     }
     // The outlier list is written in its own layout: read back.
     seal(sum, dst, outliers > 0 ? layout.outlier_index : layout.total, layout.total);

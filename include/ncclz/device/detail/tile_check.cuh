@@ -39,6 +39,14 @@ __device__ __forceinline__ std::uint32_t element_terms(T x, std::uint32_t first_
   }
 }
 
+/// The check terms of a tile's zero words from byte `from` (rounded up to a word) to byte `end`:
+/// the padding after a layout's last field, which no thread writes as a word of its own.
+__device__ __forceinline__ std::uint32_t zero_word_terms(std::uint64_t from, std::uint64_t end) {
+  std::uint32_t sum = 0;
+  for (std::uint64_t w = (from + 3) / 4; w < end / 4; ++w) sum += format::check_term(0, static_cast<std::uint32_t>(w));
+  return sum;
+}
+
 /// Where a tile's steps (fixed_rate) sit in the step table, as words: `count` of them (0 for
 /// other quantizers), from `words`.
 struct tile_step_words {
