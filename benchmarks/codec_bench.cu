@@ -17,8 +17,9 @@
 // a bit-for-bit check of the round trip (exit 1 if a bit is lost).
 //
 // --checksums times every case's compress and decompress with tile checksums (the default
-// Integrity) and without (Integrity<NoChecksums>), interleaved run by run (A B B A ...), and
-// prints both and the checksums' cost in time (chk%: checked time / unchecked time - 1).
+// Integrity) and without (Integrity<NoChecksums>), interleaved run by run (A B B A ...), each
+// with its own chunk buffer and half the runs with the buffers swapped, and prints both and the
+// checksums' cost in time (chk%: checked time / unchecked time - 1).
 //
 // --dtype runs every f32 input (fields, their concatenation, smooth, noise) as each listed element
 // type, converted (rounded to nearest) on the host; rows of a 16-bit type are named input_f16 or

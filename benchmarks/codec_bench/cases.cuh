@@ -79,6 +79,14 @@ struct Context {
 
 // --- timing -------------------------------------------------------------------------------------
 
+/// The median and the least of `ms`.
+inline Timing timing_of(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  const std::size_t m = ms.size();
+  if (m == 0) return {};
+  return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), ms.front()};
+}
+
 /// Times op() with events on the stream: kWarmups untimed runs, then c.runs timed ones; after()
 /// runs after each, outside the timed region.
 template <class Op, class After>
@@ -94,16 +102,14 @@ Timing time_op(const Context& c, Op&& op, After&& after) {
     if (i >= kWarmups) ms.push_back(t);
     after();
   }
-  std::sort(ms.begin(), ms.end());
-  const std::size_t m = ms.size();
-  return {m % 2 ? ms[m / 2] : 0.5 * (ms[m / 2 - 1] + ms[m / 2]), ms.front()};
+  return timing_of(std::move(ms));
 }
 
 /// Times a() and b() on the stream, interleaved (A B, then B A, ...): kWarmups untimed rounds,
-/// then c.runs timed ones; after() runs after each op, outside the timed region.
+/// then `rounds` timed ones, whose times go to ms[0] and ms[1]; after() runs after each op,
+/// outside the timed region.
 template <class OpA, class OpB, class After>
-std::pair<Timing, Timing> time_ab(const Context& c, OpA&& a, OpB&& b, After&& after) {
-  std::vector<double> ms[2];
+void time_ab(const Context& c, int rounds, OpA&& a, OpB&& b, After&& after, std::vector<double> (&ms)[2]) {
   const auto once = [&](int which) {
     NCCLZ_CUDA_TRY(cudaEventRecord(c.start, c.stream));
     if (which == 0) a();
@@ -115,19 +121,12 @@ std::pair<Timing, Timing> time_ab(const Context& c, OpA&& a, OpB&& b, After&& af
     after();
     return static_cast<double>(t);
   };
-  for (int i = 0; i < kWarmups + c.runs; ++i) {
+  for (int i = 0; i < kWarmups + rounds; ++i) {
     for (const int which : {i % 2, 1 - i % 2}) {
       const double t = once(which);
       if (i >= kWarmups) ms[which].push_back(t);
     }
   }
-  Timing t[2];
-  for (int k = 0; k < 2; ++k) {
-    std::sort(ms[k].begin(), ms[k].end());
-    const std::size_t m = ms[k].size();
-    t[k] = {m % 2 ? ms[k][m / 2] : 0.5 * (ms[k][m / 2 - 1] + ms[k][m / 2]), ms[k].front()};
-  }
-  return {t[0], t[1]};
 }
 
 inline double gbps(std::size_t bytes, double ms) { return ms > 0 ? double(bytes) / (ms * 1e6) : 0.0; }
@@ -204,7 +203,11 @@ Row run_case(const Context& c, const std::string& name, bool small, const std::v
     r.abs_chunk_bytes = seen;
     seen = 0;
   }
-  if (c.checksums) {  // with and without tile checksums, interleaved; each its own chunk
+  if (c.checksums) {
+    // With and without tile checksums, interleaved, each with its own chunk buffer. Which codec
+    // has which buffer moved their difference by several points (docs/collectives.md, "What
+    // checksums cost"), so half the rounds run in each placement; the checked chunk ends in
+    // d.chunk, where the checks below read it.
     using RelU = Unchecked<RelC>;
     std::uint64_t sizes[2] = {0, 0};
     int which = 0;
@@ -214,14 +217,22 @@ Row run_case(const Context& c, const std::string& name, bool small, const std::v
       if (sizes[which] != 0 && v != sizes[which]) r.failure = "chunk size changed between runs (race?)";
       sizes[which] = v;
     };
-    std::tie(r.comp, r.comp_unchecked) = time_ab(
-        c, [&] { which = 0, ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, d.chunk, d.cap, d.size, rel, s); },
-        [&] { which = 1, ncclz::device::compress<RelU>(d.ws, d.ws_bytes, d.in, d.n, d.chunk2, d.cap, d.size, rel, s); },
-        track_both);
+    std::vector<double> comp_ms[2], decomp_ms[2];
+    for (const int placement : {1, 0}) {
+      void* const checked = placement == 0 ? d.chunk : d.chunk2;
+      void* const unchecked = placement == 0 ? d.chunk2 : d.chunk;
+      const int rounds = placement == 0 ? c.runs / 2 : c.runs - c.runs / 2;
+      time_ab(
+          c, rounds, [&] { which = 0, ncclz::device::compress<RelC>(d.ws, d.ws_bytes, d.in, d.n, checked, d.cap, d.size, rel, s); },
+          [&] { which = 1, ncclz::device::compress<RelU>(d.ws, d.ws_bytes, d.in, d.n, unchecked, d.cap, d.size, rel, s); },
+          track_both, comp_ms);
+      time_ab(
+          c, rounds, [&] { ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, checked, sizes[0], d.out, d.n, s); },
+          [&] { ncclz::device::decompress<RelU>(d.ws, d.ws_bytes, unchecked, sizes[1], d.out, d.n, s); }, [] {}, decomp_ms);
+    }
     r.chunk_bytes = sizes[0], r.unchecked_chunk_bytes = sizes[1];
-    std::tie(r.decomp, r.decomp_unchecked) = time_ab(
-        c, [&] { ncclz::device::decompress<RelC>(d.ws, d.ws_bytes, d.chunk, r.chunk_bytes, d.out, d.n, s); },
-        [&] { ncclz::device::decompress<RelU>(d.ws, d.ws_bytes, d.chunk2, r.unchecked_chunk_bytes, d.out, d.n, s); }, [] {});
+    r.comp = timing_of(comp_ms[0]), r.comp_unchecked = timing_of(comp_ms[1]);
+    r.decomp = timing_of(decomp_ms[0]), r.decomp_unchecked = timing_of(decomp_ms[1]);
     NCCLZ_CUDA_TRY(cudaMemsetAsync(d.out, 0xFF, r.bytes, s));  // the unchecked chunk decodes as the checked one
     ncclz::device::decompress<RelU>(d.ws, d.ws_bytes, d.chunk2, r.unchecked_chunk_bytes, d.out, d.n, s);
     try {
