@@ -38,12 +38,20 @@ struct Codec {
 };
 
 /// The chunk header a Codec's encoders (the host reference's and the device's) write for `count`
-/// values of T quantized with `p`: its payload_bytes 0, its check filled in (format::make_header).
+/// values of T quantized with `p`: its payload_bytes 0 and its check 0 (format::header_fields).
+template <class Codec, class T>
+NCCLZ_HOST_DEVICE inline format::chunk_header chunk_header_fields_of(std::uint64_t count, const quant_params<T>& p) {
+  return format::header_fields(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Codec::quantizer::id),
+                               static_cast<std::uint8_t>(Codec::coder::id), count, p.bound, p.error_bound,
+                               static_cast<double>(p.step), Codec::chunk_flags);
+}
+
+/// chunk_header_fields_of with its check filled in (format::header_check_of).
 template <class Codec, class T>
 NCCLZ_HOST_DEVICE inline format::chunk_header chunk_header_of(std::uint64_t count, const quant_params<T>& p) {
-  return format::make_header(static_cast<std::uint8_t>(dtype_of<T>()), static_cast<std::uint8_t>(Codec::quantizer::id),
-                             static_cast<std::uint8_t>(Codec::coder::id), count, p.bound, p.error_bound,
-                             static_cast<double>(p.step), Codec::chunk_flags);
+  format::chunk_header h = chunk_header_fields_of<Codec, T>(count, p);
+  h.header_check = format::header_check_of(h);
+  return h;
 }
 
 /// The built-in codecs, for loops over every combination in tests and benchmarks. Adaptive codes

@@ -70,11 +70,11 @@ NCCLZ_HOST_DEVICE inline std::uint32_t header_check_of(const chunk_header& h) {
   return header_check(sum);
 }
 
-/// The header the encoders (the host's and the device's) write, its check filled in; payload_bytes
-/// is 0: the check leaves it out, and it is known only once every tile's size is.
-NCCLZ_HOST_DEVICE inline chunk_header make_header(std::uint8_t value_type, std::uint8_t quantizer, std::uint8_t coder,
-                                                  std::uint64_t element_count, double bound, double error_bound,
-                                                  double step, std::uint32_t flags) {
+/// The header the encoders (the host's and the device's) write, all but its check (0 here);
+/// payload_bytes is 0: the check leaves it out, and it is known only once every tile's size is.
+NCCLZ_HOST_DEVICE inline chunk_header header_fields(std::uint8_t value_type, std::uint8_t quantizer, std::uint8_t coder,
+                                                    std::uint64_t element_count, double bound, double error_bound,
+                                                    double step, std::uint32_t flags) {
   chunk_header h{};
   h.magic = kMagic;
   h.version = kVersion;
@@ -88,7 +88,6 @@ NCCLZ_HOST_DEVICE inline chunk_header make_header(std::uint8_t value_type, std::
   h.error_bound = error_bound;
   h.step = step;
   h.flags = flags;
-  h.header_check = header_check_of(h);
   return h;
 }
 

@@ -22,13 +22,10 @@
 NCCLZ_BEGIN_KERNEL_NAMESPACE
 namespace device::detail {
 
-/// The header check of the chunk at `in` (version 2; format::header_check_of), by a whole warp: a
-/// word a lane.
+/// The header check of the chunk at `in` (version 2), by a whole warp.
 __device__ __forceinline__ std::uint32_t warp_header_check(const std::byte* in) {
   const unsigned lane = warp::lane_id();
-  const std::uint32_t word = lane < format::kHeaderWords ? reinterpret_cast<const std::uint32_t*>(in)[lane] : 0u;
-  const std::uint32_t term = lane < format::kHeaderWords && format::header_word_checked(lane) ? format::check_term(word, lane) : 0u;
-  return format::header_check(__reduce_add_sync(warp::kFullMask, term));
+  return warp_header_check_of(lane < format::kHeaderWords ? reinterpret_cast<const std::uint32_t*>(in)[lane] : 0u);
 }
 
 /// Validates the chunk header against the launch; returns false (and reports) when it is bad.

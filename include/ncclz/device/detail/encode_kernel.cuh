@@ -133,18 +133,21 @@ __global__ void __launch_bounds__(kTileThreads, tuning::encode_kernel_policy<typ
   // Tiles follow the check table (tile checksums) and the step table (fixed_rate).
   const std::uint64_t tiles_begin = format::step_table_offset(tiles, kFlags) + step_table_bytes<Q, T>(count);
   auto* header = reinterpret_cast<format::chunk_header*>(out);
-  if (threadIdx.x == 0 && (tile == 0 || kChecked)) {
-    // Each tile's checksum includes the header check.
-    const format::chunk_header h = chunk_header_of<Codec, T>(count, p);
-    s.header_check = h.header_check;
-    if (tile == 0) {
-      // Every word but payload_bytes', which the last tile writes.
-      std::uint32_t words[format::kHeaderWords];
-      memcpy(words, &h, sizeof words);
-      auto* header_words = reinterpret_cast<std::uint32_t*>(out);
-      for (std::uint32_t i = 0; i < format::kHeaderWords; ++i) {
-        if (!format::is_payload_word(i)) header_words[i] = words[i];
-      }
+  if (warp_index == 0 && (tile == 0 || kChecked)) {
+    // The header's check (each tile's checksum includes it), a word a lane of warp 0: thread 0
+    // alone delayed its warp's first loads in every tile (docs/collectives.md, "What checksums cost").
+    const format::chunk_header h = chunk_header_fields_of<Codec, T>(count, p);
+    std::uint32_t words[format::kHeaderWords];
+    memcpy(words, &h, sizeof words);
+    std::uint32_t word = 0;
+#pragma unroll
+    for (std::uint32_t i = 0; i < format::kHeaderWords; ++i) word = i == lane ? words[i] : word;
+    const std::uint32_t check = warp_header_check_of(word);
+    if (lane == 0) s.header_check = check;
+    static_assert(offsetof(format::chunk_header, header_check) == 4 * (format::kHeaderWords - 1), "the check is the last word");
+    // Tile 0 writes every word but payload_bytes', which the last tile writes.
+    if (tile == 0 && lane < format::kHeaderWords && !format::is_payload_word(lane)) {
+      reinterpret_cast<std::uint32_t*>(out)[lane] = lane == format::kHeaderWords - 1 ? check : word;
     }
   }
   if (tile == 0 && threadIdx.x == 0) {
