@@ -12,8 +12,8 @@
 // either policy reads the chunks of the other, and chunks of format version 1 (no checksums).
 //
 // Performance considerations. The checksum costs 4 bytes a tile (of 8192 values) and a few
-// integer operations a word of compressed data, on both sides; docs/benchmarks.md has the
-// codec bench's figures with and without.
+// integer operations a word of compressed data, on both sides; docs/collectives.md ("What
+// checksums cost") has the codec bench's figures with and without.
 #pragma once
 
 #include <concepts>
