@@ -627,6 +627,60 @@ TEST_CASE("zero_run device decode: each bad field gets its status", "[gpu][zero_
   }
 }
 
+// Form 0 (Rice parameter 0) spends one bit of its runs on each value up to the sub-block's last
+// nonzero, a one where the value is nonzero; the device reads those bits all at once rather than
+// code by code (unary_positions), so every bit of them flipped and every length moved must fail or
+// decode exactly as on the host.
+TEST_CASE("zero_run device decode: form 0's runs, a bit a value, decode and fail as on the host", "[gpu][zero_run][corruption]") {
+  const std::uint64_t seed = fresh_seed();
+  CAPTURE(seed);
+  std::mt19937_64 g(seed);
+  // 60% nonzeros of 1..7 either sign (runs of a zero or two: Rice 0 codes them best, and sparse
+  // sub-blocks beat dense ones by about a fifth), a nonzero closing the first sub-block and the
+  // ragged last one, which has 232 values.
+  std::vector<double> v(1000, 0.0);
+  for (auto& x : v) {
+    if (g() % 5 < 3) x = ((g() & 1u) ? 1.0 : -1.0) * static_cast<double>(1 + g() % 7);
+  }
+  v[255] = 2.0;
+  v.back() = -1.0;
+  const auto p = ncclz_test::exact_codes();
+  const bytes tile = zr::encode_tile<AbsFixed, double>(v, p);
+  const std::uint32_t subblocks = zr::subblock_count(1000);
+  const zr::tile_layout head = zr::tile_layout_of(subblocks, 0, 0, 8);
+  std::vector<std::uint32_t> begins;  // each sub-block's first bit in the stream
+  std::uint32_t at = 0, form0 = 0;
+  for (std::uint32_t b = 0; b < subblocks; ++b) {
+    begins.push_back(at);
+    const std::uint32_t length = ncclz_test::load<std::uint16_t>(tile, head.subblock_bits + 2ull * b);
+    const auto byte = std::to_integer<std::uint32_t>(tile[head.stream + at / 8]) | std::to_integer<std::uint32_t>(tile[head.stream + at / 8 + 1]) << 8;
+    form0 += length > 0 && ((byte >> (at % 8)) & 15u) == 0;
+    at += length;
+  }
+  begins.push_back(at);
+  REQUIRE(form0 == subblocks);  // what this case is about
+  std::vector<encoded_tile> variants{{tile, 1000}};
+  for (const std::uint32_t b : {0u, subblocks - 1}) {  // every bit of a full sub-block and of the ragged one
+    for (std::uint32_t bit = begins[b]; bit < begins[b + 1]; ++bit) {
+      bytes t = tile;
+      t[head.stream + bit / 8] ^= static_cast<std::byte>(1u << (bit % 8));
+      variants.push_back({t, 1000});
+    }
+  }
+  for (std::uint32_t b = 0; b < subblocks; ++b) {  // each length one bit longer or shorter
+    for (const int d : {-1, 1}) {
+      bytes t = tile;
+      const auto length = ncclz_test::load<std::uint16_t>(t, head.subblock_bits + 2ull * b);
+      ncclz_test::store<std::uint16_t>(t, head.subblock_bits + 2ull * b, static_cast<std::uint16_t>(length + d));
+      variants.push_back({t, 1000});
+    }
+  }
+  const auto [ok, rejected] = require_same_verdicts<AbsFixed, double>(variants, p);
+  INFO("decoded " << ok << ", rejected " << rejected);
+  REQUIRE(ok > 0);
+  REQUIRE(rejected > 0);
+}
+
 TEST_CASE("zero_run device coder: time per tile (printed)", "[gpu][zero_run][perf]") {
   const std::uint64_t seed = fresh_seed();
   std::mt19937_64 g(seed);

@@ -187,12 +187,40 @@ __device__ __forceinline__ std::uint32_t warp_rice_codes(const std::uint32_t* wo
   }
 }
 
+/// The runs of a sparse sub-block of form 0 (Rice parameter 0: a run of r zeros is r zero bits
+/// and a one), from bit `start`, none past bit `end`, by the whole warp: there each of the first
+/// values has one bit, a one where it is nonzero, so nonzero i sits where the i-th one bit does.
+/// Lane l takes bits 8l .. 8l + 7 and writes the positions of its ones into `positions`. Returns
+/// the bit after the `nonzeros`-th one, or kNoParse (warp-uniform) where fewer ones lie within
+/// the first `n` bits and before `end`: exactly where format::zero_run::get_subblock rejects the
+/// runs (the last nonzero's position under n is every run's limit at once).
+__device__ __forceinline__ std::uint32_t unary_positions(const std::uint32_t* words, std::uint32_t start, std::uint32_t end,
+                                                         std::uint32_t n, std::uint32_t nonzeros, std::uint8_t* positions) {
+  static_assert(format::zero_run::kSubblockElements == 8 * 32, "8 bits a lane cover a sub-block");
+  const unsigned lane = warp::lane_id();
+  const std::uint32_t span = end - start < n ? end - start : n;  // start <= end
+  const std::uint32_t from = 8 * lane;
+  const std::uint32_t ones = from < span ? bits_at(words, start + from, span - from < 8 ? span - from : 8) : 0u;
+  const auto found = static_cast<std::uint32_t>(__popc(ones));
+  const std::uint32_t through = warp::inclusive_sum(found);
+  if (__shfl_sync(warp::kFullMask, through, 31) < nonzeros) return kNoParse;
+  std::uint32_t i = through - found, last = 0;
+  for (std::uint32_t left = ones; left != 0 && i < nonzeros; left &= left - 1, ++i) {
+    const std::uint32_t at = from + static_cast<std::uint32_t>(__ffs(static_cast<int>(left))) - 1;
+    positions[i] = static_cast<std::uint8_t>(at);
+    if (i == nonzeros - 1) last = start + at + 1;
+  }
+  const std::uint32_t holder = __ballot_sync(warp::kFullMask, last != 0);
+  return __shfl_sync(warp::kFullMask, last, __ffs(static_cast<int>(holder)) - 1);
+}
+
 /// A sparse sub-block's (form 0..8) nonzeros by the whole warp: the runs (warp_rice_codes), their
-/// positions (a warp scan, kept in `positions`, 256 bytes of the warp's own), the signs, then the
-/// magnitudes (warp_rice_codes, or a group of 32 a step) into `row` (zeroed). Every check of
-/// format::zero_run::get_subblock, in bulk where the outcome is the same (the runs' limits as one check of their
-/// sum, every run at most 255). True with the values in `row` exactly when format::zero_run::get_subblock would
-/// accept the bits; false (warp-uniform; `row` may hold some values) otherwise.
+/// positions (a warp scan; form 0's both at once, unary_positions), kept in `positions` (256 bytes
+/// of the warp's own), the signs, then the magnitudes (warp_rice_codes, or a group of 32 a step)
+/// into `row` (zeroed). Every check of format::zero_run::get_subblock, in bulk where the outcome is
+/// the same (the runs' limits as one check of their sum, every run at most 255). True with the
+/// values in `row` exactly when format::zero_run::get_subblock would accept the bits; false
+/// (warp-uniform; `row` may hold some values) otherwise.
 __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::uint32_t begin, std::uint32_t end, std::uint32_t n,
                                               std::uint32_t min_magnitude, std::uint32_t* row, std::uint8_t* positions) {
   const unsigned lane = warp::lane_id();
@@ -203,24 +231,32 @@ __device__ __forceinline__ bool decode_sparse(const std::uint32_t* words, std::u
   bool bad = false;
   // The warp's previous sub-block read `positions` in other lanes than those that write it now.
   __syncwarp();
-  std::uint32_t p = warp_rice_codes(words, begin + format::zero_run::kFormBits + format::zero_run::kCountBits, end, nonzeros, k, [&](std::uint32_t i, std::uint32_t run) {
-    bad |= run > 255;  // a run past any sub-block's end: invalid, and a byte holds the others
-    positions[i] = static_cast<std::uint8_t>(run);
-  });
-  if (__any_sync(warp::kFullMask, bad) || p == kNoParse) return false;
-  __syncwarp();
-  // Positions: the inclusive sums of run + 1, less one; the nonzeros fit when the last is < n (the
-  // same verdict as each run's own limit, run <= n - next - (nonzeros left)).
-  std::uint32_t placed = 0;
-  for (std::uint32_t r = 0; r * 32 < nonzeros; ++r) {
-    const std::uint32_t i = r * 32 + lane;
-    const std::uint32_t step = i < nonzeros ? positions[i] + 1u : 0u;
-    const std::uint32_t through = placed + warp::inclusive_sum(step);
+  const std::uint32_t runs_begin = begin + format::zero_run::kFormBits + format::zero_run::kCountBits;
+  std::uint32_t p = 0;
+  if (k == 0) {
+    p = unary_positions(words, runs_begin, end, n, nonzeros, positions);
+    if (p == kNoParse) return false;
+  } else {
+    p = warp_rice_codes(words, runs_begin, end, nonzeros, k, [&](std::uint32_t i, std::uint32_t run) {
+      bad |= run > 255;  // a run past any sub-block's end: invalid, and a byte holds the others
+      positions[i] = static_cast<std::uint8_t>(run);
+    });
+    if (__any_sync(warp::kFullMask, bad) || p == kNoParse) return false;
     __syncwarp();
-    if (i < nonzeros && through <= n) positions[i] = static_cast<std::uint8_t>(through - 1);
-    placed = __shfl_sync(warp::kFullMask, through, 31);
+    // Positions: the inclusive sums of run + 1, less one; the nonzeros fit when the last is < n (the
+    // same verdict as each run's own limit, run <= n - next - (nonzeros left)).
+    std::uint32_t placed = 0;
+    for (std::uint32_t r = 0; r * 32 < nonzeros; ++r) {
+      const std::uint32_t i = r * 32 + lane;
+      const std::uint32_t step = i < nonzeros ? positions[i] + 1u : 0u;
+      const std::uint32_t through = placed + warp::inclusive_sum(step);
+      __syncwarp();
+      if (i < nonzeros && through <= n) positions[i] = static_cast<std::uint8_t>(through - 1);
+      placed = __shfl_sync(warp::kFullMask, through, 31);
+    }
+    if (placed > n) return false;
   }
-  if (placed > n || end - p < format::zero_run::kSignModeBits) return false;
+  if (end - p < format::zero_run::kSignModeBits) return false;
   __syncwarp();
   const std::uint32_t signs = bits_at(words, p, format::zero_run::kSignModeBits);
   p += format::zero_run::kSignModeBits;
