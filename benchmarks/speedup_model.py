@@ -573,16 +573,21 @@ def validate(paths, codec_files, host_wait=HOST_WAIT, min_size=16 << 20, codec_i
                        loopback=(config.get("env") or {}).get("NCCL_NET") == "Socket")
         share = n / max(config.get("gpus_visible", 1), 1) if n > config.get("gpus_visible", 1) else 1.0
         dtype = CODEC_DTYPE[config.get("type", "float")]
-        coder = config.get("coder", "fixed_length")
         name = (codec_inputs or {}).get(p, "concat")
-        try:
-            codec, codec_row = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, name, share)
-        except ValueError as e:
-            print(f"# {p}: skipped ({e})", file=sys.stderr)
-            continue
+        rates = {}  # coder -> (Codec, codec-bench row), or the reason there is none
         for r in rows:
             if not compressed(r) or int(r["size"]) < min_size:
                 continue
+            coder = row_coder(config, r)
+            if coder not in rates:
+                try:
+                    rates[coder] = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, name, share)
+                except ValueError as e:
+                    rates[coder] = str(e)
+                    print(f"# {p}: {coder} rows skipped ({e})", file=sys.stderr)
+            if isinstance(rates[coder], str):
+                continue
+            codec, codec_row = rates[coder]
             call = row_call(config, r)
             ratios = row_ratios(config, r)
             pred = ncclz_time(call, link, codec, ratios)
@@ -647,6 +652,12 @@ def cmd_validate(a):
             json.dump(rows, f, indent=1)
 
 
+def row_coder(config, row):
+    """The coder a row's call ran: the row's own, which the autotuner chose where the run's coder
+    is auto (the default); the run's where the row names none."""
+    return row["coder"] if row.get("coder") not in (None, "none") else config.get("coder", "fixed_length")
+
+
 def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, gbps_list, codec_inputs=None, labels=None):
     """Predicted speedup per (label, collective, schedule) and link bandwidth, from the ratios of
     each perf file's rows at the size nearest `size` and that coder's whole-GPU rates (on the
@@ -656,17 +667,16 @@ def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, 
         config, rows = read_perf(p)
         label = config.get("bound_mode", "rel")
         label = f"{label} {config.get('bound')}" if label in ("rel", "abs") else label
-        label += f", {config.get('coder', 'fixed_length')}"
-        label = f"{(labels or {}).get(p) or os.path.splitext(os.path.basename(p))[0]}: {label}"
-        coder = config.get("coder", "fixed_length")
+        prefix = (labels or {}).get(p) or os.path.splitext(os.path.basename(p))[0]
         dtype = CODEC_DTYPE[config.get("type", "float")]
-        codec, _ = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, (codec_inputs or {}).get(p, "concat"))
         by_collective = {}
         for r in rows:
             if compressed(r) and (r["collective"] not in by_collective or
                                   abs(int(r["size"]) - size) < abs(by_collective[r["collective"]][1] - size)):
                 by_collective[r["collective"]] = (r, int(r["size"]))
         for collective, (r, _) in sorted(by_collective.items(), key=lambda x: COLLECTIVES.index(x[0])):
+            coder = row_coder(config, r)
+            codec, _ = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, (codec_inputs or {}).get(p, "concat"))
             ratios = row_ratios(config, r)
             measured_n = int(config["ranks"])
             for schedule in SCHEDULES[collective]:
@@ -676,7 +686,7 @@ def prediction_table(perf_files, codec_files, nranks, size, latency, host_wait, 
                 for g in gbps_list:
                     link = Link(g * 1e9 / 8, latency, host_wait)
                     speedups.append(nccl_time(collective, size, nranks, link) / ncclz_time(call, link, codec, ratios))
-                out.append({"label": label, "file": p, "collective": collective, "schedule": schedule,
+                out.append({"label": f"{prefix}: {label}, {coder}", "file": p, "collective": collective, "schedule": schedule,
                             "ratios_from_ranks": measured_n, "peer_ratio": ratios.peer, "owner_ratio": ratios.owner,
                             "once_ratio": ratios.once, "gbps": list(gbps_list), "speedup": speedups})
     return out

@@ -169,23 +169,25 @@ class MeasuredInputs(unittest.TestCase):
         self.assertAlmostEqual(c.memory, 4e12)
         self.assertEqual(c.share, 4)
 
-    def test_validation_round_trip(self):
-        """Files whose NCCL times come from a known link and whose ncclz times the model made:
-        the fit finds the link and every error is 0; a 10% slower ncclz row reads -9.1%."""
+    def round_trip(self, config_coder, row_coders):
+        """Files whose NCCL times come from a known link and whose ncclz times the model made,
+        each row with the rates of `row_coders[size]` (None: the row names no coder): the fit
+        finds the link and every error is 0; a 10% slower ncclz row reads -9.1%."""
         n = 4
         link = m.Link(2.5e9, 90e-6, m.HOST_WAIT, loopback=True)
-        codec_rows = [{"kind": "roofline", "tbps_median": 4.0},
-                      {"kind": "codec", "input": "concat", "dtype": "f32", "coder": "fixed_length", "bound": 1e-3,
-                       "bytes": 1 << 28, "comp_gbps_median": 1000.0, "comp_abs_gbps_median": 1500.0,
-                       "decomp_gbps_median": 2200.0}]
+        rates = {"fixed_length": (1000.0, 1500.0, 2200.0), "adaptive": (300.0, 350.0, 500.0)}
+        codec_rows = [{"kind": "roofline", "tbps_median": 4.0}] + [
+            {"kind": "codec", "input": "concat", "dtype": "f32", "coder": c, "bound": 1e-3, "bytes": 1 << 28,
+             "comp_gbps_median": comp, "comp_abs_gbps_median": comp_abs, "decomp_gbps_median": dec}
+            for c, (comp, comp_abs, dec) in rates.items()]
         with tempfile.TemporaryDirectory() as d:
             cpath = os.path.join(d, "codec.json")
             with open(cpath, "w") as f:
                 json.dump(codec_rows, f)
-            codec, _ = m.codec_rates([cpath], "fixed_length", share=n)
             lines = [{"record": "config", "ranks": n, "gpus_visible": 1, "type": "float", "bound_mode": "rel", "bound": 1e-3,
-                      "coder": "fixed_length", "env": {"NCCL_NET": "Socket"}}]
-            for size in (16 * MiB, 64 * MiB, 256 * MiB):
+                      "coder": config_coder, "env": {"NCCL_NET": "Socket"}}]
+            for size, coder in row_coders.items():
+                codec, _ = m.codec_rates([cpath], coder or config_coder, share=n)
                 parts = m.pipeline_parts(size)
                 owner = size // n // 15
                 peer = int((n - 1) / n * size / 5)
@@ -195,21 +197,32 @@ class MeasuredInputs(unittest.TestCase):
                 r = m.Ratios(peer=(n - 1) / n * size / peer, owner=size / n / owner)
                 t = m.ncclz_time(call, link, codec, r)
                 slow = 1.1 if size == 64 * MiB else 1.0
-                lines.append(perf_row("allreduce", size, n, m.nccl_time("allreduce", size, n, link), t * slow,
-                                      [peer + (n - 1) * owner + over] * n, [owner] * n, parts=parts, waits=waits))
+                row = perf_row("allreduce", size, n, m.nccl_time("allreduce", size, n, link), t * slow,
+                               [peer + (n - 1) * owner + over] * n, [owner] * n, parts=parts, waits=waits)
+                if coder:
+                    row["coder"] = coder
+                lines.append(row)
             lines.append({"record": "row", "collective": "allreduce", "size": MiB, "fallback": True, "ranks": [],
-                          "nccl": {"time_us": m.nccl_time("allreduce", MiB, n, link) * 1e6},
+                          "coder": "none", "nccl": {"time_us": m.nccl_time("allreduce", MiB, n, link) * 1e6},
                           "ncclz": {"time_us": m.nccl_time("allreduce", MiB, n, link) * 1e6}})
             ppath = os.path.join(d, "run.jsonl")
             with open(ppath, "w") as f:
                 f.write("\n".join(json.dumps(x) for x in lines) + "\n")
             out = m.validate([ppath], [cpath], min_size=16 * MiB)
-        self.assertEqual(len(out), 3)
+        self.assertEqual(len(out), len(row_coders))
         for row in out:
+            self.assertEqual(row["coder"], row_coders[row["size"]] or config_coder)
             self.assertAlmostEqual(row["latency_us"], 90.0, places=3)
             self.assertAlmostEqual(row["bandwidth_GBps"], 2.5, places=6)
             want = -1 + 1 / 1.1 if row["size"] == 64 * MiB else 0.0
             self.assertAlmostEqual(row["error"], want, places=6)
+
+    def test_validation_round_trip(self):
+        self.round_trip("fixed_length", {16 * MiB: None, 64 * MiB: None, 256 * MiB: None})
+
+    def test_validation_takes_the_coder_each_call_ran(self):
+        # The default coder is chosen per call: a run's rows name what each ran, at its own rates.
+        self.round_trip("auto", {16 * MiB: "fixed_length", 64 * MiB: "adaptive", 256 * MiB: "adaptive"})
 
 
 if __name__ == "__main__":
