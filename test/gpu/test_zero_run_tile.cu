@@ -654,7 +654,7 @@ TEST_CASE("zero_run device decode: form 0's runs, a bit a value, decode and fail
     begins.push_back(at);
     const std::uint32_t length = ncclz_test::load<std::uint16_t>(tile, head.subblock_bits + 2ull * b);
     const auto byte = std::to_integer<std::uint32_t>(tile[head.stream + at / 8]) | std::to_integer<std::uint32_t>(tile[head.stream + at / 8 + 1]) << 8;
-    form0 += length > 0 && ((byte >> (at % 8)) & 15u) == 0;
+    form0 += length > 0 && ((byte >> (at % 8)) & ((1u << zr::kFormBits) - 1)) == 0;
     at += length;
   }
   begins.push_back(at);

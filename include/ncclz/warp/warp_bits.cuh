@@ -1,4 +1,5 @@
-// Warp-wide helpers: lane index, a prefix sum over the 32 lanes, and a sum of per-warp values.
+// Warp-wide helpers: lane index, a prefix sum over the 32 lanes, a sum of per-warp values, and the
+// value of the first lane that holds one.
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,13 @@ template <std::size_t N>
 __device__ __forceinline__ std::uint32_t sum_of(const std::uint32_t (&v)[N]) {
   static_assert(N <= 32, "a lane a value");
   return __reduce_add_sync(kFullMask, lane_id() < N ? v[lane_id()] : 0u);
+}
+
+/// The value of the lowest lane whose `value` is nonzero, or 0 where no lane's is: a result that
+/// one lane found (a parse's end, say), handed to the whole warp.
+__device__ __forceinline__ std::uint32_t first_nonzero(std::uint32_t value) {
+  const unsigned holders = __ballot_sync(kFullMask, value != 0);
+  return holders == 0 ? 0u : __shfl_sync(kFullMask, value, __ffs(static_cast<int>(holders)) - 1);
 }
 
 }  // namespace warp

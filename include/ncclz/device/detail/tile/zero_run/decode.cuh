@@ -177,8 +177,7 @@ __device__ __forceinline__ std::uint32_t warp_rice_codes(const std::uint32_t* wo
       code_start = t + 1 + k;
     }
     if (first + total >= count) {  // the bit after the last code, from the lane that found it
-      const std::uint32_t holder = __ballot_sync(warp::kFullMask, end_bit != 0);
-      end_bit = __shfl_sync(warp::kFullMask, end_bit, __ffs(static_cast<int>(holder)) - 1);
+      end_bit = warp::first_nonzero(end_bit);
       return end_bit <= end ? end_bit : kNoParse;
     }
     if (total == 0) return kNoParse;  // a quotient over the whole chunk
@@ -210,8 +209,7 @@ __device__ __forceinline__ std::uint32_t unary_positions(const std::uint32_t* wo
     positions[i] = static_cast<std::uint8_t>(at);
     if (i == nonzeros - 1) last = start + at + 1;
   }
-  const std::uint32_t holder = __ballot_sync(warp::kFullMask, last != 0);
-  return __shfl_sync(warp::kFullMask, last, __ffs(static_cast<int>(holder)) - 1);
+  return warp::first_nonzero(last);
 }
 
 /// A sparse sub-block's (form 0..8) nonzeros by the whole warp: the runs (warp_rice_codes), their
