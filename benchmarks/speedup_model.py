@@ -551,7 +551,9 @@ def validate(paths, codec_files, host_wait=HOST_WAIT, min_size=16 << 20, codec_i
     """Predicted against measured ncclz time for every compressed row of `paths` at `min_size` or
     more. The link of each file is fitted from NCCL's rows of that file; the latency from every
     file of the same rank count, transport and NCCL setting where one file alone has a single
-    size. Returns one dict per row."""
+    size. Returns one dict per row; its `spread` is the measured median over the fastest timed
+    iteration (None where the run has no minimum): an error no wider than the run's own spread
+    says as much about the run as about the model."""
     runs = []
     for p in paths:
         config, rows = read_perf(p)
@@ -574,24 +576,25 @@ def validate(paths, codec_files, host_wait=HOST_WAIT, min_size=16 << 20, codec_i
         share = n / max(config.get("gpus_visible", 1), 1) if n > config.get("gpus_visible", 1) else 1.0
         dtype = CODEC_DTYPE[config.get("type", "float")]
         name = (codec_inputs or {}).get(p, "concat")
-        rates = {}  # coder -> (Codec, codec-bench row), or the reason there is none
+        rates, unrated = {}, set()  # coder -> (Codec, codec-bench row); coders no codec file has
         for r in rows:
             if not compressed(r) or int(r["size"]) < min_size:
                 continue
             coder = row_coder(config, r)
-            if coder not in rates:
+            if coder not in rates and coder not in unrated:
                 try:
                     rates[coder] = codec_rates(codec_files, coder, dtype, config.get("bound") or 1e-3, name, share)
                 except ValueError as e:
-                    rates[coder] = str(e)
+                    unrated.add(coder)
                     print(f"# {p}: {coder} rows skipped ({e})", file=sys.stderr)
-            if isinstance(rates[coder], str):
+            if coder in unrated:
                 continue
             codec, codec_row = rates[coder]
             call = row_call(config, r)
             ratios = row_ratios(config, r)
             pred = ncclz_time(call, link, codec, ratios)
             meas = r["ncclz"]["time_us"] * 1e-6
+            fastest = (r["ncclz"].get("min_us") or 0) * 1e-6
             nccl_meas = r["nccl"]["time_us"] * 1e-6
             nccl_pred = nccl_time(call.collective, call.size, n, link)
             out.append({
@@ -602,6 +605,7 @@ def validate(paths, codec_files, host_wait=HOST_WAIT, min_size=16 << 20, codec_i
                 "codec_input": codec_row["input"], "peer_ratio": ratios.peer, "owner_ratio": ratios.owner,
                 "once_ratio": ratios.once, "nccl_ms": nccl_meas * 1e3, "nccl_fit_ms": nccl_pred * 1e3,
                 "ncclz_ms": meas * 1e3, "ncclz_pred_ms": pred * 1e3, "error": pred / meas - 1,
+                "spread": meas / fastest if fastest > 0 else None,
                 "speedup": nccl_meas / meas, "speedup_pred": nccl_meas / pred,
             })
     return out
@@ -632,24 +636,31 @@ def cmd_validate(a):
     if not rows:
         sys.exit("speedup_model: no compressed rows to check")
     print(f"{'file':<44} {'n':>2} {'NCCL':>8} {'quant':>6} {'coder':>12} {'collective':>14} {'MiB':>5} {'P':>2} "
-          f"{'B GB/s':>7} {'a us':>6} | {'NCCL ms':>8} {'ncclz ms':>9} {'model ms':>9} {'error':>7} | "
+          f"{'B GB/s':>7} {'a us':>6} | {'NCCL ms':>8} {'ncclz ms':>9} {'spread':>6} {'model ms':>9} {'error':>7} | "
           f"{'speedup':>7} {'model':>6}")
     for r in rows:
         print(f"{os.path.relpath(r['file'])[-44:]:<44} {r['ranks']:>2} {r['nccl_setting']:>8} {r['quantizer']:>6} "
               f"{r['coder']:>12} {r['collective']:>14} {r['size'] >> 20:>5} {r['parts']:>2} {r['bandwidth_GBps']:>7.2f} "
-              f"{r['latency_us']:>6.1f} | {r['nccl_ms']:>8.2f} {r['ncclz_ms']:>9.2f} {r['ncclz_pred_ms']:>9.2f} "
+              f"{r['latency_us']:>6.1f} | {r['nccl_ms']:>8.2f} {r['ncclz_ms']:>9.2f} {spread_text(r['spread']):>6} {r['ncclz_pred_ms']:>9.2f} "
               f"{100 * r['error']:>+6.1f}% | {r['speedup']:>6.2f}x {r['speedup_pred']:>5.2f}x")
-    print(f"\n{'configuration':<60} {'rows':>4} {'median error':>13} {'largest |error|':>16} {'within 20%':>11}")
+    print(f"\n{'configuration':<60} {'rows':>4} {'median error':>13} {'largest |error|':>16} {'within 20%':>11} "
+          f"{'largest spread':>15}")
     for key, group in summarize(rows):
         errs = [r["error"] for r in group]
+        spreads = [r["spread"] for r in group if r["spread"]]
         print(f"{key:<60} {len(group):>4} {100 * statistics.median(errs):>+12.1f}% "
-              f"{100 * max(abs(e) for e in errs):>15.1f}% {sum(abs(e) <= 0.2 for e in errs):>6}/{len(errs)}")
+              f"{100 * max(abs(e) for e in errs):>15.1f}% {sum(abs(e) <= 0.2 for e in errs):>6}/{len(errs)} "
+              f"{spread_text(max(spreads, default=None)):>15}")
     errs = [abs(r["error"]) for r in rows]
     print(f"# {len(rows)} rows: |error| median {100 * statistics.median(errs):.1f}%, largest {100 * max(errs):.1f}%, "
           f"within 20%: {sum(e <= 0.2 for e in errs)}")
     if a.json:
         with open(a.json, "w") as f:
             json.dump(rows, f, indent=1)
+
+
+def spread_text(spread):
+    return f"{spread:.2f}x" if spread else "-"
 
 
 def row_coder(config, row):
